@@ -1,0 +1,136 @@
+// Config: what `icewarden serve` is told in its YAML file, after validation.
+//
+// LoadConfig() reads and validates a file and either returns a complete Config or every
+// error found, each as "FILE:LINE:COL: message" (1-based), and never a half-read config.
+// Secrets (tokens, client secrets) are read from environment variables or files named in
+// the YAML; a Secret never prints its value.
+// Thread-safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace icewarden {
+
+// A credential read from the environment or a file. operator<< and Redacted() print
+// "***"; value() is for the one place that sends it.
+class Secret {
+ public:
+  Secret() = default;
+  explicit Secret(std::string value) : value_(std::move(value)) {}
+  const std::string& value() const { return value_; }
+  bool empty() const { return value_.empty(); }
+  static const char* Redacted() { return "***"; }
+
+ private:
+  std::string value_;
+};
+
+struct ProbeSettings {
+  std::chrono::milliseconds interval{5000};
+  std::chrono::milliseconds timeout{2000};
+  int fall = 3;  // failed rounds in a row before a region is unreachable
+  int rise = 2;  // good rounds in a row before it is healthy again
+};
+
+struct CatalogAuth {
+  enum class Kind { kNone, kBearer, kOAuth2 };
+  Kind kind = Kind::kNone;
+  Secret token;          // kBearer
+  std::string client_id;  // kOAuth2
+  Secret client_secret;   // kOAuth2
+  std::string scope;      // kOAuth2, optional ("PRINCIPAL_ROLE:ALL")
+  std::string token_uri;  // kOAuth2, optional: else the catalog's oauth2-server-uri
+};
+
+struct RegionConfig {
+  std::string name;
+  std::string catalog_uri;  // "https://catalog.us-east-1.example.com/api/catalog"
+  std::string warehouse;    // optional
+  CatalogAuth auth;
+  ProbeSettings probe;
+};
+
+struct OwnershipRule {
+  std::string match;  // glob over "namespace.table": "eu.*", "sales.orders"
+  std::string owner;  // region name
+};
+
+struct OwnershipConfig {
+  std::string default_owner;  // region name; required
+  std::vector<OwnershipRule> rules;  // first match wins
+};
+
+struct PolicyConfig {
+  std::chrono::milliseconds max_staleness{std::chrono::minutes(15)};
+  std::chrono::milliseconds cooldown{std::chrono::minutes(30)};
+  // Which kinds of fencing confirmation are accepted: "steps_and_quiet_window",
+  // "quorum_unreachable", "operator".
+  std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
+  bool two_person_approval = false;
+};
+
+enum class Role { kViewer, kOperator, kApprover, kAdmin };
+const char* RoleName(Role r);
+std::optional<Role> ParseRole(const std::string& s);
+
+struct ApiToken {
+  std::string name;  // the identity recorded in the audit log
+  Role role = Role::kViewer;
+  Secret token;
+};
+
+struct ApiConfig {
+  std::string listen = "127.0.0.1:8480";  // HOST:PORT; port 0 picks an ephemeral port
+  std::vector<ApiToken> tokens;
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds write_timeout{10000};
+};
+
+struct StateConfig {
+  std::string backend = "sqlite";
+  std::string path = "icewarden.db";  // relative to the config file's folder
+};
+
+struct Config {
+  std::string source_path;  // the file it was read from
+  ApiConfig api;
+  StateConfig state;
+  std::vector<RegionConfig> regions;
+  OwnershipConfig ownership;
+  PolicyConfig policies;
+
+  const RegionConfig* FindRegion(const std::string& name) const;
+  // The owner the rules assign to "namespace.table" (first matching rule, else default).
+  const std::string& OwnerFor(const std::string& dotted_table) const;
+};
+
+struct ConfigError {
+  std::string file;
+  int line = 0;    // 1-based; 0 when the error is about the file as a whole
+  int column = 0;  // 1-based
+  std::string message;
+  std::string ToString() const;  // "FILE:LINE:COL: message"
+};
+
+struct ConfigLoad {
+  std::optional<Config> config;     // set only when errors is empty
+  std::vector<ConfigError> errors;  // in file order
+};
+
+// `getenv` is injectable so tests do not depend on the process environment.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+std::optional<std::string> ProcessEnv(const std::string& name);
+
+ConfigLoad LoadConfig(const std::string& path, EnvLookup env = ProcessEnv);
+ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
+                       EnvLookup env = ProcessEnv);
+
+// Shell-style glob with '*' and '?' ('*' crosses dots). Used by ownership rules.
+bool GlobMatch(const std::string& pattern, const std::string& text);
+
+}  // namespace icewarden

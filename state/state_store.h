@@ -1,0 +1,97 @@
+// StateStore: the durable record of regions, table ownership, failovers, the step journal
+// and the audit log. Only the daemon talks to it; everything else goes through the API.
+//
+// Every mutating method is one atomic transaction: it either commits entirely or changes
+// nothing, and a crash at any point leaves the store as before the call or as after it.
+// Methods that change ownership or failovers commit durably (fsync) before they return;
+// region health updates may trail a crash by the last few updates (they are re-derived
+// from probes after a restart).
+//
+// Every mutating method except AppendAudit takes the AuditEvent that explains it and
+// appends it in the same transaction, so the audit log can never disagree with the state.
+//
+// Thread-safety: implementations serialise calls internally; a StateStore may be shared
+// between threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "state/status.h"
+#include "state/types.h"
+
+namespace icewarden {
+
+struct OwnershipQuery {
+  std::optional<std::string> owner;  // only tables owned by this region
+  // Resume after this table (exclusive), in (namespace, name) order; for paging.
+  std::optional<TableIdent> after;
+  std::size_t limit = 1000;  // at most this many rows; 0 means no limit
+};
+
+struct AuditQuery {
+  std::int64_t after_seq = 0;  // events with seq > after_seq
+  std::size_t limit = 100;
+  std::optional<std::string> target;  // only events about this target
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // ---- Regions ----
+  // Inserts or replaces the region named region.name. Atomic; not necessarily durable
+  // (see above). The audit event is appended in the same transaction.
+  virtual Status PutRegion(const Region& region, const AuditEvent& why) = 0;
+  virtual Result<std::optional<Region>> GetRegion(const std::string& name) = 0;
+  // All regions, ordered by name.
+  virtual Result<std::vector<Region>> ListRegions() = 0;
+
+  // ---- Ownership ----
+  virtual Result<std::optional<Ownership>> GetOwnership(const TableIdent& table) = 0;
+  // Rows ordered by (namespace, name).
+  virtual Result<std::vector<Ownership>> ListOwnership(const OwnershipQuery& query) = 0;
+  // Number of tables per owning region, ordered by region name.
+  virtual Result<std::vector<std::pair<std::string, std::int64_t>>> CountOwnershipByOwner() = 0;
+  // Applies every change in one durable transaction, using compare-and-set on the epoch:
+  // each table's current epoch must equal change.expected_epoch (0: no row yet), and the
+  // new epoch is expected_epoch + 1. If any change does not match, nothing is written and
+  // kConflict names the first table that did not match with its current epoch and owner.
+  // The same table twice in one batch is kInvalidArgument. One audit event per batch.
+  virtual Status CompareAndSetOwnership(std::span<const OwnershipChange> changes,
+                                        const AuditEvent& why) = 0;
+
+  // ---- Failovers ----
+  // Inserts a new failover with version 1. kConflict if the id exists. Durable.
+  virtual Status CreateFailover(const Failover& failover, const AuditEvent& why) = 0;
+  // Replaces the failover if its stored version equals expected_version, writing
+  // version expected_version + 1 (the passed failover.version is ignored). kNotFound if no
+  // such id; kConflict if the version moved. Durable.
+  virtual Status UpdateFailover(const Failover& failover, std::int64_t expected_version,
+                                const AuditEvent& why) = 0;
+  virtual Result<std::optional<Failover>> GetFailover(const std::string& id) = 0;
+  // Newest first.
+  virtual Result<std::vector<Failover>> ListFailovers(std::size_t limit) = 0;
+  // Failovers whose phase is not terminal, oldest first.
+  virtual Result<std::vector<Failover>> ListActiveFailovers() = 0;
+
+  // ---- Step journal ----
+  // Inserts or replaces the record keyed by (failover_id, step_id). Durable: the executor
+  // writes it before and after an action runs and relies on it after a crash.
+  virtual Status PutStep(const StepRecord& step) = 0;
+  // In the order the steps were first recorded.
+  virtual Result<std::vector<StepRecord>> ListSteps(const std::string& failover_id) = 0;
+
+  // ---- Audit ----
+  // Appends one event; the store assigns seq and, when event.at is 0, the time.
+  // The log is append-only: nothing updates or deletes an event.
+  virtual Status AppendAudit(const AuditEvent& event) = 0;
+  // Events in seq order.
+  virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
+};
+
+}  // namespace icewarden

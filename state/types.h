@@ -1,0 +1,181 @@
+// Domain types shared by every folder: regions, table ownership, failovers, the step
+// journal and the audit log. Plain values with no behaviour beyond naming and parsing;
+// the rules that move them live in the state machines (region_health_machine.h,
+// failover_machine.h) and the StateStore (state_store.h).
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "state/clock.h"
+
+namespace icewarden {
+
+// ---- Regions ------------------------------------------------------------------------------
+
+enum class RegionHealth { kHealthy, kDegraded, kUnreachable };
+
+const char* RegionHealthName(RegionHealth h);
+std::optional<RegionHealth> ParseRegionHealth(std::string_view s);
+
+struct Region {
+  std::string name;  // "us-east-1"
+  RegionHealth health = RegionHealth::kHealthy;
+  // Administrative overlays, set only by the orchestrator or an operator, never by a probe.
+  bool fenced = false;
+  bool maintenance = false;
+  int consecutive_failures = 0;   // probe rounds failed in a row (for fall)
+  int consecutive_successes = 0;  // probe rounds passed in a row (for rise)
+  std::string reason;             // why it is in its current state, for people
+  UnixMillis since = 0;           // when it entered its current health state
+};
+
+// ---- Tables and ownership -----------------------------------------------------------------
+
+// An Iceberg table identifier: a (possibly nested) namespace and a name.
+struct TableIdent {
+  std::vector<std::string> namespace_levels;  // {"sales", "eu"}
+  std::string name;                           // "orders"
+
+  // "sales.eu.orders": for people and for pattern matching.
+  std::string ToString() const;
+  // Namespace levels joined by the unit separator 0x1F, as the REST spec encodes them.
+  std::string NamespaceKey() const;
+  // Parses "a.b.table" (the last dot separates the name). Empty levels are an error.
+  static std::optional<TableIdent> Parse(std::string_view dotted);
+  // Inverse of NamespaceKey().
+  static std::vector<std::string> SplitNamespaceKey(std::string_view key);
+
+  friend bool operator==(const TableIdent&, const TableIdent&) = default;
+  friend auto operator<=>(const TableIdent&, const TableIdent&) = default;
+};
+
+// The epoch is the fencing token: bumped by every ownership change, never decreasing.
+using Epoch = std::int64_t;
+
+struct Ownership {
+  TableIdent table;
+  std::string owner;        // region name
+  Epoch epoch = 0;          // >= 1 once recorded
+  UnixMillis updated_at = 0;
+  std::string failover_id;  // the failover that last moved it; empty for the initial claim
+};
+
+// One compare-and-set on a table's ownership.
+struct OwnershipChange {
+  TableIdent table;
+  // The epoch the caller last saw. 0 means "the table must not have an owner yet".
+  Epoch expected_epoch = 0;
+  std::string new_owner;
+  std::string failover_id;  // may be empty
+};
+
+// ---- Failovers ----------------------------------------------------------------------------
+
+enum class FailoverPhase {
+  kProposed,
+  kApproved,
+  kFencing,
+  kFenced,
+  kPromoting,
+  kVerifying,
+  kCompleted,
+  kAborted,
+  kFailed,
+  kCompensating,
+  kRolledBack,
+  kNeedsAttention,
+};
+
+const char* FailoverPhaseName(FailoverPhase p);
+std::optional<FailoverPhase> ParseFailoverPhase(std::string_view s);
+// Completed, aborted, rolled back: nothing more will happen. needs_attention is not
+// terminal: a person must look, and the failover still holds its scope.
+bool IsTerminal(FailoverPhase p);
+
+enum class FailoverKind { kFailover, kSwitchover, kDrill };
+const char* FailoverKindName(FailoverKind k);
+std::optional<FailoverKind> ParseFailoverKind(std::string_view s);
+
+struct Approval {
+  std::string by;  // the approver's identity (token name)
+  std::string reason;
+  UnixMillis at = 0;
+};
+
+enum class FencingKind {
+  kEvidenceSteps,        // every fence step succeeded and a quiet window saw no new commit
+  kEvidenceUnreachable,  // old region unreachable from a quorum of vantage points long enough
+  kOperator,             // a person confirmed, with a reason
+};
+const char* FencingKindName(FencingKind k);
+std::optional<FencingKind> ParseFencingKind(std::string_view s);
+
+struct FencingConfirmation {
+  FencingKind kind = FencingKind::kOperator;
+  std::string by;      // who or what confirmed
+  std::string reason;  // required for kOperator; the evidence summary otherwise
+  UnixMillis at = 0;
+};
+
+struct Failover {
+  std::string id;  // "fo-20261129-0001"-style, unique
+  FailoverKind kind = FailoverKind::kFailover;
+  std::string scope;  // "namespace:eu.*", "tables:a.b,c.d", "owner:us-east-1"
+  std::string from;   // region losing ownership
+  std::string to;     // region gaining ownership
+  std::string runbook;
+  FailoverPhase phase = FailoverPhase::kProposed;
+  std::string proposed_by;
+  std::string reason;  // why it was proposed
+  std::vector<Approval> approvals;
+  std::optional<FencingConfirmation> fencing;
+  std::optional<std::string> accept_data_loss;  // the reason, when guards on lag are waived
+  std::string last_reason;                      // the reason of the latest transition
+  UnixMillis created_at = 0;
+  UnixMillis updated_at = 0;
+  // Bumped by every persisted change; UpdateFailover compares it (optimistic concurrency).
+  std::int64_t version = 0;
+};
+
+// ---- Step journal -------------------------------------------------------------------------
+
+enum class StepState { kPending, kRunning, kSucceeded, kFailed, kCompensating, kCompensated };
+const char* StepStateName(StepState s);
+std::optional<StepState> ParseStepState(std::string_view s);
+
+struct StepRecord {
+  std::string failover_id;
+  std::string step_id;  // unique within the failover's runbook
+  std::string section;  // "fence" | "promote" | "verify" | "compensate"
+  std::string action;   // action kind, e.g. "dns.rfc2136"
+  StepState state = StepState::kPending;
+  int attempt = 0;
+  std::string reason;  // the outcome, for people
+  std::string result_json;  // the action's structured result, "{}" when none
+  UnixMillis started_at = 0;
+  UnixMillis finished_at = 0;
+
+  // failover id + step id: what makes an action's effect idempotent across retries and
+  // restarts.
+  std::string IdempotencyKey() const { return failover_id + "/" + step_id; }
+};
+
+// ---- Audit --------------------------------------------------------------------------------
+
+struct AuditEvent {
+  std::int64_t seq = 0;  // assigned by the store on append; strictly increasing
+  UnixMillis at = 0;
+  std::string actor;   // token name, "probe", "executor", "webhook:alertmanager"
+  std::string source;  // where from: "127.0.0.1:53412", "cli", "internal"
+  std::string action;  // "failover.approve", "ownership.set", "region.health"
+  std::string target;  // "fo-...", "us-east-1", "sales.orders"
+  std::string reason;  // why, in words
+  std::string detail_json = "{}";
+};
+
+}  // namespace icewarden
