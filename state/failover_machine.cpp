@@ -1,0 +1,231 @@
+#include "state/failover_machine.h"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+
+namespace icewarden {
+namespace {
+
+using P = FailoverPhase;
+using E = FailoverEvent;
+
+// Who may send an event, as a bit set over ActorKind.
+using Actors = unsigned;
+constexpr Actors Bit(ActorKind a) { return 1u << static_cast<unsigned>(a); }
+constexpr Actors kPeople = Bit(ActorKind::kOperator) | Bit(ActorKind::kApprover) |
+                           Bit(ActorKind::kAdmin);
+constexpr Actors kApprovers = Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin);
+constexpr Actors kExecutor = Bit(ActorKind::kExecutor);
+constexpr Actors kFencingConfirmers = kPeople | kExecutor;
+
+enum class Guard {
+  kAlways,
+  kApprovalCompletes,     // this approval is the last one policy requires
+  kApprovalNeedsAnother,  // two-person approval: this is the first of two
+  kFencingAccepted,       // the confirmation kind is accepted by policy and well-formed
+  kApprovedAndFenced,     // rule 1: approval and fencing confirmation are on record
+};
+
+struct FailoverTransition {
+  P from;
+  E event;
+  Actors who;
+  Guard guard;
+  P to;
+};
+
+// The whole failover machine, top to bottom. Anything not listed is refused.
+constexpr std::array<FailoverTransition, 19> kTransitions{{
+    // from              event                    who                  guard                          to
+    {P::kProposed,       E::kApprove,             kApprovers,          Guard::kApprovalCompletes,     P::kApproved},
+    {P::kProposed,       E::kApprove,             kApprovers,          Guard::kApprovalNeedsAnother,  P::kProposed},
+    {P::kProposed,       E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
+    {P::kApproved,       E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
+    {P::kApproved,       E::kBeginFencing,        kExecutor,           Guard::kAlways,                P::kFencing},
+    {P::kFencing,        E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
+    {P::kFencing,        E::kConfirmFencing,      kFencingConfirmers,  Guard::kFencingAccepted,       P::kFenced},
+    {P::kFenced,         E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
+    {P::kFenced,         E::kBeginPromotion,      kExecutor,           Guard::kApprovedAndFenced,     P::kPromoting},
+    {P::kPromoting,      E::kPromoted,            kExecutor,           Guard::kAlways,                P::kVerifying},
+    {P::kPromoting,      E::kStepFailed,          kExecutor,           Guard::kAlways,                P::kFailed},
+    {P::kPromoting,      E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
+    {P::kVerifying,      E::kVerified,            kExecutor,           Guard::kAlways,                P::kCompleted},
+    {P::kVerifying,      E::kStepFailed,          kExecutor,           Guard::kAlways,                P::kFailed},
+    {P::kVerifying,      E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
+    {P::kFailed,         E::kBeginCompensation,   kExecutor,           Guard::kAlways,                P::kCompensating},
+    {P::kCompensating,   E::kCompensated,         kExecutor,           Guard::kAlways,                P::kRolledBack},
+    {P::kCompensating,   E::kCompensationFailed,  kExecutor,           Guard::kAlways,                P::kNeedsAttention},
+    {P::kCompensating,   E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
+}};
+
+int RequiredApprovals(const FailoverPolicy& policy) { return policy.two_person_approval ? 2 : 1; }
+
+bool HasApproved(const Failover& f, const std::string& who) {
+  return std::any_of(f.approvals.begin(), f.approvals.end(),
+                     [&](const Approval& a) { return a.by == who; });
+}
+
+bool Accepts(const FailoverPolicy& policy, FencingKind kind) {
+  return std::find(policy.accepted_fencing.begin(), policy.accepted_fencing.end(), kind) !=
+         policy.accepted_fencing.end();
+}
+
+// Why an event that matches a row's phase and actor is still refused; empty when allowed.
+// Checked before the row's guard so that a refusal says what is wrong with the input.
+std::string InputProblem(const Failover& f, const FailoverInput& in, const FailoverPolicy& policy) {
+  switch (in.event) {
+    case E::kApprove:
+      if (in.actor.empty()) return "an approval needs the approver's identity";
+      if (HasApproved(f, in.actor)) return in.actor + " has already approved " + f.id;
+      if (policy.two_person_approval && in.actor == f.proposed_by)
+        return "two-person approval: " + in.actor + " proposed " + f.id +
+               " and may not approve it";
+      return "";
+    case E::kAbort:
+      if (in.reason.empty()) return "an abort needs a reason";
+      return "";
+    case E::kConfirmFencing:
+      if (!Accepts(policy, in.fencing_kind))
+        return std::string("fencing confirmation of kind ") + FencingKindName(in.fencing_kind) +
+               " is not accepted by policy";
+      if (in.fencing_kind == FencingKind::kOperator) {
+        if (in.actor_kind == ActorKind::kExecutor)
+          return "an operator confirmation must come from a person";
+        if (in.reason.empty()) return "an operator's fencing confirmation needs a reason";
+      } else if (in.actor_kind != ActorKind::kExecutor) {
+        return "evidence of fencing is recorded by the executor, not by a person";
+      }
+      return "";
+    default: return "";
+  }
+}
+
+bool GuardHolds(Guard g, const Failover& f, const FailoverPolicy& policy) {
+  switch (g) {
+    case Guard::kAlways: return true;
+    case Guard::kApprovalCompletes:
+      return static_cast<int>(f.approvals.size()) + 1 >= RequiredApprovals(policy);
+    case Guard::kApprovalNeedsAnother:
+      return static_cast<int>(f.approvals.size()) + 1 < RequiredApprovals(policy);
+    case Guard::kFencingAccepted: return true;  // InputProblem() has checked the input
+    case Guard::kApprovedAndFenced:
+      return static_cast<int>(f.approvals.size()) >= RequiredApprovals(policy) &&
+             f.fencing.has_value() && Accepts(policy, f.fencing->kind);
+  }
+  return false;
+}
+
+std::string GuardRefusal(Guard g, const Failover& f) {
+  if (g == Guard::kApprovedAndFenced) {
+    if (f.approvals.empty()) return f.id + " has no approval on record";
+    if (!f.fencing) return f.id + " has no fencing confirmation on record";
+    return f.id + "'s fencing confirmation is not accepted by policy";
+  }
+  return "guard not met";
+}
+
+std::string Describe(const Failover& next, const FailoverInput& in) {
+  std::string who = std::string(ActorKindName(in.actor_kind)) +
+                    (in.actor.empty() ? "" : " " + in.actor);
+  std::string s = next.id + " " + FailoverPhaseName(next.phase) + ": ";
+  switch (in.event) {
+    case E::kApprove:
+      s += who + " approved (" + std::to_string(next.approvals.size()) + " approval" +
+           (next.approvals.size() == 1 ? "" : "s") + ")";
+      break;
+    case E::kAbort: s += who + " aborted"; break;
+    case E::kConfirmFencing:
+      s += who + " confirmed fencing (" + FencingKindName(in.fencing_kind) + ")";
+      break;
+    default: s += std::string(FailoverEventName(in.event)) + " by " + who; break;
+  }
+  if (!in.reason.empty()) s += ": " + in.reason;
+  return s;
+}
+
+}  // namespace
+
+const char* FailoverEventName(FailoverEvent e) {
+  switch (e) {
+    case E::kApprove: return "approve";
+    case E::kAbort: return "abort";
+    case E::kBeginFencing: return "begin_fencing";
+    case E::kConfirmFencing: return "confirm_fencing";
+    case E::kBeginPromotion: return "begin_promotion";
+    case E::kPromoted: return "promoted";
+    case E::kVerified: return "verified";
+    case E::kStepFailed: return "step_failed";
+    case E::kBeginCompensation: return "begin_compensation";
+    case E::kCompensated: return "compensated";
+    case E::kCompensationFailed: return "compensation_failed";
+    case E::kInFlightUnknown: return "in_flight_unknown";
+  }
+  return "unknown";
+}
+
+const char* ActorKindName(ActorKind a) {
+  switch (a) {
+    case ActorKind::kOperator: return "operator";
+    case ActorKind::kApprover: return "approver";
+    case ActorKind::kAdmin: return "admin";
+    case ActorKind::kExecutor: return "executor";
+    case ActorKind::kWebhook: return "webhook";
+    case ActorKind::kProbe: return "probe";
+  }
+  return "unknown";
+}
+
+FailoverDecision ApplyFailoverEvent(const Failover& current, const FailoverInput& input,
+                                    const FailoverPolicy& policy) {
+  FailoverDecision d;
+  d.next = current;
+  auto refuse = [&](const std::string& why) {
+    d.reason = "refused: " + std::string(FailoverEventName(input.event)) + " " + current.id +
+               " (" + FailoverPhaseName(current.phase) + "): " + why;
+    return d;
+  };
+
+  bool phase_matches = false;
+  bool actor_matches = false;
+  for (const auto& t : kTransitions) {
+    if (t.from != current.phase || t.event != input.event) continue;
+    phase_matches = true;
+    if ((t.who & Bit(input.actor_kind)) == 0) continue;
+    actor_matches = true;
+    if (std::string problem = InputProblem(current, input, policy); !problem.empty())
+      return refuse(problem);
+    if (!GuardHolds(t.guard, current, policy)) continue;
+
+    d.accepted = true;
+    d.next.phase = t.to;
+    d.next.updated_at = input.at;
+    if (input.event == E::kApprove)
+      d.next.approvals.push_back(Approval{input.actor, input.reason, input.at});
+    if (input.event == E::kConfirmFencing)
+      d.next.fencing = FencingConfirmation{input.fencing_kind, input.actor, input.reason, input.at};
+    d.reason = Describe(d.next, input);
+    d.next.last_reason = d.reason;
+    return d;
+  }
+
+  if (!phase_matches) {
+    if (IsTerminal(current.phase)) return refuse("the failover has ended");
+    return refuse(std::string("not allowed from ") + FailoverPhaseName(current.phase));
+  }
+  if (!actor_matches)
+    return refuse(std::string("a ") + ActorKindName(input.actor_kind) + " may not " +
+                  FailoverEventName(input.event));
+  // The only guard that can fail for a valid input is rule 1 before promotion.
+  return refuse(GuardRefusal(Guard::kApprovedAndFenced, current));
+}
+
+std::vector<FailoverEvent> AllowedEvents(FailoverPhase current) {
+  std::vector<FailoverEvent> out;
+  for (const auto& t : kTransitions)
+    if (t.from == current && std::find(out.begin(), out.end(), t.event) == out.end())
+      out.push_back(t.event);
+  return out;
+}
+
+}  // namespace icewarden

@@ -1,0 +1,177 @@
+#include "state/region_health_machine.h"
+
+#include <array>
+
+namespace icewarden {
+namespace {
+
+using H = RegionHealth;
+using E = HealthEvent;
+
+// A guard reads the counters as they will be after the event is counted.
+enum class Guard { kAlways, kBelowFall, kReachesFall, kBelowRise, kReachesRise };
+
+struct HealthTransition {
+  H from;
+  E event;
+  Guard guard;
+  H to;
+};
+
+// The whole health machine for probe rounds and suspicion, top to bottom. A region goes
+// down one step on the first failure (degraded: suspect, nothing acts on it) and is only
+// declared unreachable after `fall` failed rounds in a row; it comes back only after `rise`
+// passed rounds in a row, passing through degraded, so a flapping catalog never bounces
+// between healthy and unreachable.
+constexpr std::array<HealthTransition, 12> kTransitions{{
+    // from            event                  guard                to
+    {H::kHealthy,      E::kProbeRoundPassed,  Guard::kAlways,      H::kHealthy},
+    {H::kHealthy,      E::kProbeRoundFailed,  Guard::kBelowFall,   H::kDegraded},
+    {H::kHealthy,      E::kProbeRoundFailed,  Guard::kReachesFall, H::kUnreachable},
+    {H::kHealthy,      E::kMarkSuspect,       Guard::kAlways,      H::kDegraded},
+    {H::kDegraded,     E::kProbeRoundPassed,  Guard::kBelowRise,   H::kDegraded},
+    {H::kDegraded,     E::kProbeRoundPassed,  Guard::kReachesRise, H::kHealthy},
+    {H::kDegraded,     E::kProbeRoundFailed,  Guard::kBelowFall,   H::kDegraded},
+    {H::kDegraded,     E::kProbeRoundFailed,  Guard::kReachesFall, H::kUnreachable},
+    {H::kDegraded,     E::kMarkSuspect,       Guard::kAlways,      H::kDegraded},
+    {H::kUnreachable,  E::kProbeRoundFailed,  Guard::kAlways,      H::kUnreachable},
+    {H::kUnreachable,  E::kProbeRoundPassed,  Guard::kBelowRise,   H::kDegraded},
+    {H::kUnreachable,  E::kProbeRoundPassed,  Guard::kReachesRise, H::kHealthy},
+    // kUnreachable + kMarkSuspect has no row: it is already worse than suspect.
+}};
+
+// Overlays: which event sets which flag, and who may send it.
+struct OverlayTransition {
+  E event;
+  bool Region::*flag;
+  bool value;
+};
+constexpr std::array<OverlayTransition, 4> kOverlays{{
+    {E::kSetFenced,        &Region::fenced,      true},
+    {E::kClearFenced,      &Region::fenced,      false},
+    {E::kSetMaintenance,   &Region::maintenance, true},
+    {E::kClearMaintenance, &Region::maintenance, false},
+}};
+
+bool MaySend(EventSource source, E event) {
+  switch (event) {
+    case E::kProbeRoundFailed:
+    case E::kProbeRoundPassed: return source == EventSource::kProbe;
+    case E::kMarkSuspect: return source != EventSource::kOrchestrator;
+    default:  // overlays: rule 4 of DESIGN.md, observers never change administrative state
+      return source == EventSource::kOperator || source == EventSource::kOrchestrator;
+  }
+}
+
+bool GuardHolds(Guard g, const Region& counted, const HealthThresholds& t) {
+  switch (g) {
+    case Guard::kAlways: return true;
+    case Guard::kBelowFall: return counted.consecutive_failures < t.fall;
+    case Guard::kReachesFall: return counted.consecutive_failures >= t.fall;
+    case Guard::kBelowRise: return counted.consecutive_successes < t.rise;
+    case Guard::kReachesRise: return counted.consecutive_successes >= t.rise;
+  }
+  return false;
+}
+
+std::string Plural(int n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string Describe(const Region& r, const HealthInput& in, const HealthThresholds& t) {
+  const std::string head = r.name + " " + RegionHealthName(r.health) + ": ";
+  const std::string probe = in.probe.empty() ? "probe" : in.probe;
+  switch (in.event) {
+    case E::kProbeRoundFailed:
+      return head + std::to_string(r.consecutive_failures) + " consecutive " + probe +
+             (r.consecutive_failures == 1 ? " failure" : " failures") +
+             (r.health == H::kUnreachable ? "" : " (fall " + std::to_string(t.fall) + ")") +
+             (in.detail.empty() ? "" : ": " + in.detail);
+    case E::kProbeRoundPassed:
+      return head + Plural(r.consecutive_successes, "consecutive passed round") +
+             (r.health == H::kHealthy ? "" : " (rise " + std::to_string(t.rise) + ")");
+    case E::kMarkSuspect:
+      return head + "marked suspect by " + EventSourceName(in.source) +
+             (in.detail.empty() ? "" : ": " + in.detail);
+    default: return head + in.detail;
+  }
+}
+
+}  // namespace
+
+const char* HealthEventName(HealthEvent e) {
+  switch (e) {
+    case E::kProbeRoundFailed: return "probe_round_failed";
+    case E::kProbeRoundPassed: return "probe_round_passed";
+    case E::kMarkSuspect: return "mark_suspect";
+    case E::kSetFenced: return "set_fenced";
+    case E::kClearFenced: return "clear_fenced";
+    case E::kSetMaintenance: return "set_maintenance";
+    case E::kClearMaintenance: return "clear_maintenance";
+  }
+  return "unknown";
+}
+
+const char* EventSourceName(EventSource s) {
+  switch (s) {
+    case EventSource::kProbe: return "probe";
+    case EventSource::kWebhook: return "webhook";
+    case EventSource::kOperator: return "operator";
+    case EventSource::kOrchestrator: return "orchestrator";
+  }
+  return "unknown";
+}
+
+HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,
+                                const HealthThresholds& thresholds) {
+  HealthDecision d;
+  d.next = current;
+  if (!MaySend(input.source, input.event)) {
+    d.reason = std::string("refused: ") + EventSourceName(input.source) + " may not send " +
+               HealthEventName(input.event) + " for " + current.name;
+    return d;
+  }
+
+  for (const auto& o : kOverlays) {
+    if (o.event != input.event) continue;
+    d.accepted = true;
+    d.changed = current.*o.flag != o.value;
+    d.next.*o.flag = o.value;
+    const char* what = o.flag == &Region::fenced ? "fenced" : "maintenance";
+    d.reason = current.name + " " + (o.value ? "" : "no longer ") + what + " (" +
+               EventSourceName(input.source) + (input.detail.empty() ? "" : ": " + input.detail) +
+               ")";
+    if (d.changed) d.next.reason = d.reason;
+    return d;
+  }
+
+  Region counted = current;
+  if (input.event == E::kProbeRoundFailed) {
+    counted.consecutive_failures += 1;
+    counted.consecutive_successes = 0;
+  } else if (input.event == E::kProbeRoundPassed) {
+    counted.consecutive_successes += 1;
+    counted.consecutive_failures = 0;
+  }
+
+  for (const auto& t : kTransitions) {
+    if (t.from != current.health || t.event != input.event) continue;
+    if (!GuardHolds(t.guard, counted, thresholds)) continue;
+    d.accepted = true;
+    d.next = counted;
+    d.next.health = t.to;
+    d.changed = t.to != current.health;
+    d.reason = Describe(d.next, input, thresholds);
+    if (d.changed) {
+      d.next.since = input.at;
+      d.next.reason = d.reason;
+    }
+    return d;
+  }
+
+  d.reason = "refused: " + current.name + " is " + RegionHealthName(current.health) + "; " +
+             HealthEventName(input.event) + " does not apply";
+  return d;
+}
+
+}  // namespace icewarden

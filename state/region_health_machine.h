@@ -1,0 +1,57 @@
+// The region health state machine: healthy ⇄ degraded ⇄ unreachable, driven by probe
+// rounds with fall/rise hysteresis, plus the administrative overlays fenced and
+// maintenance.
+//
+// Pure: ApplyHealthEvent() computes the next Region and a reason; the caller persists it
+// (StateStore::PutRegion) before acting on it. The transition table in the .cpp file is
+// the one place these rules live.
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <string>
+
+#include "state/types.h"
+
+namespace icewarden {
+
+enum class HealthEvent {
+  kProbeRoundFailed,
+  kProbeRoundPassed,
+  kMarkSuspect,  // a webhook or an operator says something is wrong; never unreachable
+  kSetFenced,
+  kClearFenced,
+  kSetMaintenance,
+  kClearMaintenance,
+};
+const char* HealthEventName(HealthEvent e);
+
+// Who sent the event. Probes and webhooks observe; only the orchestrator and operators
+// set the administrative overlays.
+enum class EventSource { kProbe, kWebhook, kOperator, kOrchestrator };
+const char* EventSourceName(EventSource s);
+
+struct HealthInput {
+  HealthEvent event;
+  EventSource source = EventSource::kProbe;
+  std::string probe;   // the probe kind for probe rounds, e.g. "catalog_config"
+  std::string detail;  // "connection refused", or the operator's reason
+  UnixMillis at = 0;
+};
+
+struct HealthThresholds {
+  int fall = 3;  // failed rounds in a row that make a region unreachable
+  int rise = 2;  // passed rounds in a row that make it healthy again
+};
+
+struct HealthDecision {
+  bool accepted = false;  // false: refused (reason says why); `next` equals the input
+  bool changed = false;   // health or an overlay changed (counters alone do not count)
+  Region next;
+  // "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused"
+  std::string reason;
+};
+
+HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,
+                                const HealthThresholds& thresholds);
+
+}  // namespace icewarden
