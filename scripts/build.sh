@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds icewarden, its tests and benchmarks into ./build (Release with
+# debug info). Safe to run repeatedly: ninja and ccache only redo what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build "$BUILD_DIR" -- -j"${JOBS:-$(nproc)}"

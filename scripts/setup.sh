@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that icewarden's build, tests and lab need.
+# Idempotent: when everything is already installed it changes nothing and touches no
+# network. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build ccache pkg-config clang-format
+  # libraries
+  libboost-dev libboost-system-dev libssl-dev libsqlite3-dev sqlite3 libyaml-cpp-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libldns-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # real servers and checkers the tests start: promtool checks the /metrics format
+  prometheus
+  # the lab and tests use these to drive and inspect processes
+  curl procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
