@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "orchestrator/cli.h"
+
+int main(int argc, char** argv) { return icewarden::RunCli(argc, argv); }

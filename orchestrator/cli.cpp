@@ -1,0 +1,128 @@
+#include "orchestrator/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "orchestrator/cli_client.h"
+#include "orchestrator/serve.h"
+
+namespace icewarden {
+namespace {
+
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : std::move(fallback);
+}
+
+// The options every read command shares. Defaults come from the environment so that a
+// token never has to appear in shell history.
+void AddClientOptions(CLI::App* cmd, ClientOptions& o, std::string& token_file) {
+  cmd->add_option("--server", o.server, "daemon URL (env ICEWARDEN_SERVER)")
+      ->capture_default_str();
+  cmd->add_option("--token", o.token, "API bearer token (env ICEWARDEN_TOKEN)");
+  cmd->add_option("--token-file", token_file, "read the API token from this file");
+  cmd->add_option("--output,-o", o.output, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+}
+
+// Resolves --token-file after parsing; returns false (and says why) if it cannot be read.
+bool ResolveToken(ClientOptions& o, const std::string& token_file) {
+  if (token_file.empty()) return true;
+  std::ifstream in(token_file);
+  if (!in) {
+    std::cerr << "icewarden: --token-file " << token_file << ": cannot read the file\n";
+    return false;
+  }
+  std::getline(in, o.token);
+  return true;
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"icewarden: multi-region failover orchestrator for Apache Iceberg lakehouses"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "icewarden 0.1.0");
+
+  ClientOptions client;
+  client.server = EnvOr("ICEWARDEN_SERVER", client.server);
+  client.token = EnvOr("ICEWARDEN_TOKEN", "");
+  std::string token_file;
+  int exit_code = kExitOk;
+
+  ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "run the daemon: probes, API, orchestrator");
+  serve_cmd->add_option("--config,-c", serve.config_path, "config file (YAML)")->required();
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to serve the API on (overrides api.listen)");
+  serve_cmd->add_option("--state", serve.state_path, "SQLite state file (overrides state.path)");
+  serve_cmd->callback([&] { exit_code = CmdServe(serve); });
+
+  auto* config_cmd = app.add_subcommand("config", "work with config files");
+  config_cmd->require_subcommand(1);
+  std::string validate_path;
+  auto* validate = config_cmd->add_subcommand("validate", "check a config file; errors as FILE:LINE:COL");
+  validate->add_option("file", validate_path, "config file")->required();
+  validate->callback([&] { exit_code = CmdConfigValidate(validate_path); });
+
+  auto* status = app.add_subcommand("status", "regions' health and active failovers");
+  AddClientOptions(status, client, token_file);
+  status->callback([&] { exit_code = ResolveToken(client, token_file) ? CmdStatus(client) : kExitUsage; });
+
+  auto* ownership = app.add_subcommand("ownership", "which region owns writes to which table");
+  ownership->require_subcommand(1);
+  std::string owner;
+  int ownership_limit = 0;
+  auto* ownership_list = ownership->add_subcommand("list", "list table owners and epochs");
+  AddClientOptions(ownership_list, client, token_file);
+  ownership_list->add_option("--owner", owner, "only tables owned by this region");
+  ownership_list->add_option("--limit", ownership_limit, "at most this many tables (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  ownership_list->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdOwnershipList(client, owner, ownership_limit)
+                                                 : kExitUsage;
+  });
+
+  auto* failover = app.add_subcommand("failover", "inspect failovers");
+  failover->require_subcommand(1);
+  int failover_limit = 50;
+  auto* failover_list = failover->add_subcommand("list", "failovers, newest first");
+  AddClientOptions(failover_list, client, token_file);
+  failover_list->add_option("--limit", failover_limit, "at most this many")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  failover_list->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdFailoverList(client, failover_limit) : kExitUsage;
+  });
+  std::string failover_id;
+  auto* failover_show = failover->add_subcommand("show", "one failover with its step journal");
+  AddClientOptions(failover_show, client, token_file);
+  failover_show->add_option("id", failover_id, "failover id")->required();
+  failover_show->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdFailoverShow(client, failover_id) : kExitUsage;
+  });
+
+  auto* audit = app.add_subcommand("audit", "the audit log: who did what, when, why");
+  audit->require_subcommand(1);
+  long long after_seq = 0;
+  int audit_limit = 100;
+  auto* audit_list = audit->add_subcommand("list", "audit events in order");
+  AddClientOptions(audit_list, client, token_file);
+  audit_list->add_option("--after", after_seq, "only events after this sequence number");
+  audit_list->add_option("--limit", audit_limit, "at most this many")->check(CLI::Range(1, 1000));
+  audit_list->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdAuditList(client, after_seq, audit_limit) : kExitUsage;
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);  // prints help or the usage error
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  return exit_code;
+}
+
+}  // namespace icewarden

@@ -1,0 +1,197 @@
+#include "orchestrator/cli_client.h"
+
+#include <httplib.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "orchestrator/cli.h"
+#include "orchestrator/text_table.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+struct Fetched {
+  int exit_code = kExitOk;
+  json body;
+};
+
+std::string Str(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "-";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump();
+}
+
+// GETs `path` from the daemon. On failure prints what went wrong and how to fix it, and
+// returns the exit code: 3 for 401/403, 1 for everything else.
+Fetched Get(const ClientOptions& o, const std::string& path) {
+  Fetched f;
+  httplib::Client client(o.server);
+  if (!client.is_valid()) {
+    std::cerr << "icewarden: --server " << o.server
+              << " is not a valid URL (expected http://HOST:PORT)\n";
+    f.exit_code = kExitUsage;
+    return f;
+  }
+  client.set_connection_timeout(o.timeout_seconds, 0);
+  client.set_read_timeout(o.timeout_seconds, 0);
+  httplib::Headers headers;
+  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
+  auto res = client.Get(path, headers);
+  if (!res) {
+    std::cerr << "icewarden: cannot reach " << o.server << path << ": "
+              << httplib::to_string(res.error())
+              << " (is `icewarden serve` running? set --server or ICEWARDEN_SERVER)\n";
+    f.exit_code = kExitFailed;
+    return f;
+  }
+  json body = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (res->status >= 200 && res->status < 300 && !body.is_discarded()) {
+    f.body = std::move(body);
+    return f;
+  }
+  std::string message = res->body;
+  if (!body.is_discarded() && body.contains("error")) message = Str(body["error"], "message");
+  std::cerr << "icewarden: " << o.server << path << " answered " << res->status << ": " << message
+            << '\n';
+  if (res->status == 401)
+    std::cerr << "  pass a token with --token or ICEWARDEN_TOKEN\n";
+  f.exit_code = (res->status == 401 || res->status == 403) ? kExitUnauthorized : kExitFailed;
+  return f;
+}
+
+bool AsJson(const ClientOptions& o, const json& body) {
+  if (o.output != "json") return false;
+  std::cout << body.dump(2) << '\n';
+  return true;
+}
+
+void PrintRegions(const json& regions) {
+  TextTable t({"REGION", "HEALTH", "FENCED", "MAINTENANCE", "SINCE", "REASON"});
+  for (const auto& r : regions)
+    t.AddRow({Str(r, "name"), Str(r, "health"), r.value("fenced", false) ? "yes" : "no",
+              r.value("maintenance", false) ? "yes" : "no", Str(r, "since"), Str(r, "reason")});
+  t.Print(std::cout);
+}
+
+void PrintFailovers(const json& failovers) {
+  TextTable t({"ID", "KIND", "PHASE", "FROM", "TO", "SCOPE", "UPDATED", "LAST REASON"});
+  for (const auto& f : failovers)
+    t.AddRow({Str(f, "id"), Str(f, "kind"), Str(f, "phase"), Str(f, "from"), Str(f, "to"),
+              Str(f, "scope"), Str(f, "updated_at"), Str(f, "last_reason")});
+  t.Print(std::cout);
+}
+
+bool IsActive(const json& f) {
+  const std::string phase = Str(f, "phase");
+  return phase != "completed" && phase != "aborted" && phase != "rolled_back";
+}
+
+}  // namespace
+
+int CmdStatus(const ClientOptions& o) {
+  Fetched regions = Get(o, "/api/v1/regions");
+  if (regions.exit_code != kExitOk) return regions.exit_code;
+  Fetched failovers = Get(o, "/api/v1/failovers?limit=100");
+  if (failovers.exit_code != kExitOk) return failovers.exit_code;
+  json active = json::array();
+  for (const auto& f : failovers.body["failovers"])
+    if (IsActive(f)) active.push_back(f);
+  if (AsJson(o, json{{"regions", regions.body["regions"]}, {"active_failovers", active}}))
+    return kExitOk;
+  PrintRegions(regions.body["regions"]);
+  std::cout << '\n';
+  if (active.empty()) {
+    std::cout << "No active failovers.\n";
+  } else {
+    PrintFailovers(active);
+  }
+  return kExitOk;
+}
+
+int CmdOwnershipList(const ClientOptions& o, const std::string& owner, int limit) {
+  // Pages through the API so a 100,000-table listing never sits in one response.
+  json all = json::array();
+  std::optional<std::string> after;
+  const int page = limit > 0 && limit < 1000 ? limit : 1000;
+  for (;;) {
+    std::string path = "/api/v1/ownership?limit=" + std::to_string(page);
+    if (!owner.empty()) path += "&owner=" + httplib::detail::encode_query_param(owner);
+    if (after) path += "&after=" + httplib::detail::encode_query_param(*after);
+    Fetched f = Get(o, path);
+    if (f.exit_code != kExitOk) return f.exit_code;
+    for (auto& t : f.body["tables"]) {
+      all.push_back(std::move(t));
+      if (limit > 0 && static_cast<int>(all.size()) >= limit) break;
+    }
+    const json& next = f.body["next_after"];
+    if (next.is_null() || (limit > 0 && static_cast<int>(all.size()) >= limit)) break;
+    after = next.get<std::string>();
+  }
+  if (AsJson(o, json{{"tables", all}})) return kExitOk;
+  TextTable t({"TABLE", "OWNER", "EPOCH", "UPDATED", "FAILOVER"});
+  for (const auto& row : all)
+    t.AddRow({Str(row, "table"), Str(row, "owner"), Str(row, "epoch"), Str(row, "updated_at"),
+              Str(row, "failover_id")});
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int CmdFailoverList(const ClientOptions& o, int limit) {
+  Fetched f = Get(o, "/api/v1/failovers?limit=" + std::to_string(limit));
+  if (f.exit_code != kExitOk) return f.exit_code;
+  if (AsJson(o, f.body)) return kExitOk;
+  if (f.body["failovers"].empty()) {
+    std::cout << "No failovers.\n";
+    return kExitOk;
+  }
+  PrintFailovers(f.body["failovers"]);
+  return kExitOk;
+}
+
+int CmdFailoverShow(const ClientOptions& o, const std::string& id) {
+  Fetched f = Get(o, "/api/v1/failovers/" + httplib::detail::encode_query_param(id));
+  if (f.exit_code != kExitOk) return f.exit_code;
+  if (AsJson(o, f.body)) return kExitOk;
+  const json& fo = f.body.contains("failover") ? f.body["failover"] : f.body;
+  for (const char* key : {"id", "kind", "phase", "scope", "from", "to", "runbook", "proposed_by",
+                          "reason", "last_reason", "created_at", "updated_at"})
+    std::cout << key << ": " << Str(fo, key) << '\n';
+  std::cout << "approvals:\n";
+  for (const auto& a : fo.value("approvals", json::array()))
+    std::cout << "  - " << Str(a, "by") << " at " << Str(a, "at") << ": " << Str(a, "reason") << '\n';
+  std::cout << "fencing: ";
+  if (fo.contains("fencing") && !fo["fencing"].is_null())
+    std::cout << Str(fo["fencing"], "kind") << " by " << Str(fo["fencing"], "by") << ": "
+              << Str(fo["fencing"], "reason") << '\n';
+  else
+    std::cout << "not confirmed\n";
+  const json steps = f.body.value("steps", fo.value("steps", json::array()));
+  if (!steps.empty()) {
+    std::cout << '\n';
+    TextTable t({"STEP", "SECTION", "ACTION", "STATE", "ATTEMPT", "REASON"});
+    for (const auto& s : steps)
+      t.AddRow({Str(s, "step_id"), Str(s, "section"), Str(s, "action"), Str(s, "state"),
+                Str(s, "attempt"), Str(s, "reason")});
+    t.Print(std::cout);
+  }
+  return kExitOk;
+}
+
+int CmdAuditList(const ClientOptions& o, long long after_seq, int limit) {
+  Fetched f = Get(o, "/api/v1/audit?after_seq=" + std::to_string(after_seq) +
+                         "&limit=" + std::to_string(limit));
+  if (f.exit_code != kExitOk) return f.exit_code;
+  if (AsJson(o, f.body)) return kExitOk;
+  TextTable t({"SEQ", "AT", "ACTOR", "SOURCE", "ACTION", "TARGET", "REASON"});
+  for (const auto& e : f.body["events"])
+    t.AddRow({Str(e, "seq"), Str(e, "at"), Str(e, "actor"), Str(e, "source"), Str(e, "action"),
+              Str(e, "target"), Str(e, "reason")});
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+}  // namespace icewarden

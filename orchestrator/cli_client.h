@@ -1,0 +1,23 @@
+// The CLI's read commands: fetch JSON from the daemon's API and render it for people
+// (aligned tables) or for programs (the API's JSON, unchanged).
+#pragma once
+
+#include <string>
+
+namespace icewarden {
+
+struct ClientOptions {
+  std::string server = "http://127.0.0.1:8480";
+  std::string token;
+  std::string output = "table";  // "table" | "json"
+  int timeout_seconds = 10;
+};
+
+// Each returns an ExitCode (cli.h) and prints to stdout, errors to stderr.
+int CmdStatus(const ClientOptions& o);
+int CmdOwnershipList(const ClientOptions& o, const std::string& owner, int limit);
+int CmdFailoverList(const ClientOptions& o, int limit);
+int CmdFailoverShow(const ClientOptions& o, const std::string& id);
+int CmdAuditList(const ClientOptions& o, long long after_seq, int limit);
+
+}  // namespace icewarden

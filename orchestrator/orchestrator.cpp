@@ -1,0 +1,49 @@
+#include "orchestrator/orchestrator.h"
+
+#include <set>
+
+#include "orchestrator/config.h"
+#include "state/clock.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+
+Orchestrator::Orchestrator(const Config& config, StateStore& store, std::shared_ptr<Clock> clock)
+    : config_(config), store_(store), clock_(std::move(clock)) {}
+
+Result<std::vector<Decision>> Orchestrator::Start() {
+  std::vector<Decision> decisions;
+  auto known = store_.ListRegions();
+  if (!known.ok()) return known.status();
+  std::set<std::string> recorded;
+  for (const auto& r : *known) recorded.insert(r.name);
+
+  for (const auto& rc : config_.regions) {
+    if (recorded.count(rc.name)) continue;
+    Region region;
+    region.name = rc.name;
+    region.health = RegionHealth::kDegraded;
+    region.since = clock_->Now();
+    region.reason = rc.name + " degraded: new in config, awaiting " +
+                    std::to_string(rc.probe.rise) + " passed probe rounds";
+    AuditEvent why;
+    why.at = region.since;
+    why.actor = "orchestrator";
+    why.source = "config:" + config_.source_path;
+    why.action = "region.record";
+    why.target = rc.name;
+    why.reason = region.reason;
+    if (Status s = store_.PutRegion(region, why); !s.ok()) return s;
+    decisions.push_back({rc.name, region.reason});
+  }
+
+  std::set<std::string> configured;
+  for (const auto& rc : config_.regions) configured.insert(rc.name);
+  for (const auto& name : recorded)
+    if (!configured.count(name))
+      decisions.push_back({name, name + " kept: recorded in the state store but not in the config; "
+                                        "its tables keep their owner until moved"});
+  return decisions;
+}
+
+}  // namespace icewarden

@@ -1,0 +1,20 @@
+// `icewarden serve` and `icewarden config validate`: the commands that read a config file.
+#pragma once
+
+#include <string>
+
+namespace icewarden {
+
+struct ServeOptions {
+  std::string config_path;
+  std::string listen;      // overrides api.listen when set
+  std::string state_path;  // overrides state.path when set
+};
+
+// Runs the daemon until SIGINT/SIGTERM. Returns an ExitCode (cli.h).
+int CmdServe(const ServeOptions& options);
+
+// Prints every error as FILE:LINE:COL: message on stderr; returns 0 or 2.
+int CmdConfigValidate(const std::string& path);
+
+}  // namespace icewarden

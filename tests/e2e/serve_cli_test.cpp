@@ -1,0 +1,230 @@
+// End to end: the real `icewarden serve` on an ephemeral port, read back through the real
+// CLI, as an operator would use them.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "state/sqlite_store.h"
+#include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_paths.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+using testing::CommandResult;
+using testing::IcewardenBinary;
+using testing::RunCommand;
+using testing::Subprocess;
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+class ServeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("icewarden-e2e");
+    WriteFile(dir_ + "/viewer.token", "viewer-secret-1\n");
+    WriteFile(dir_ + "/operator.token", "operator-secret-2\n");
+    config_ = dir_ + "/icewarden.yaml";
+    WriteFile(config_, R"(api:
+  listen: 127.0.0.1:0
+  tokens:
+    - name: vera
+      role: viewer
+      token_file: viewer.token
+    - name: otto
+      role: operator
+      token_file: operator.token
+state:
+  path: state.db
+regions:
+  - name: us-east-1
+    catalog_uri: http://127.0.0.1:9/catalog
+  - name: eu-central-1
+    catalog_uri: http://127.0.0.1:9/catalog
+ownership:
+  default_owner: us-east-1
+  rules:
+    - match: "eu.*"
+      owner: eu-central-1
+)");
+    SeedStore();
+  }
+
+  void TearDown() override {
+    if (server_) {
+      server_->Signal(SIGKILL);
+      server_->Wait(std::chrono::seconds(5));
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // What an earlier run of the daemon would have left: owned tables and one failover.
+  void SeedStore() {
+    auto store = OpenSqliteStore({dir_ + "/state.db"}, SystemClock());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    std::vector<OwnershipChange> changes;
+    for (int i = 0; i < 30; ++i)
+      changes.push_back({*TableIdent::Parse("sales.t" + std::to_string(100 + i)), 0, "us-east-1", ""});
+    changes.push_back({*TableIdent::Parse("eu.orders"), 0, "eu-central-1", ""});
+    AuditEvent why{0, 0, "test", "seed", "ownership.set", "seed", "initial claim", "{}"};
+    ASSERT_TRUE((*store)->CompareAndSetOwnership(changes, why).ok());
+    Failover f;
+    f.id = "fo-seeded-1";
+    f.scope = "namespace:eu.*";
+    f.from = "eu-central-1";
+    f.to = "us-east-1";
+    f.proposed_by = "otto";
+    f.reason = "drill";
+    ASSERT_TRUE((*store)->CreateFailover(f, {0, 0, "otto", "cli", "failover.propose", f.id, "drill", "{}"}).ok());
+  }
+
+  void StartServer() {
+    server_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{IcewardenBinary(), "serve", "--config", config_});
+    auto line = server_->ReadLine(std::chrono::seconds(20));
+    ASSERT_TRUE(line.has_value()) << "serve printed nothing";
+    auto at = line->find("http://");
+    ASSERT_NE(at, std::string::npos) << *line;
+    url_ = line->substr(at, line->find(' ', at) - at);
+  }
+
+  CommandResult Cli(std::vector<std::string> args, const std::string& token) {
+    args.insert(args.begin(), IcewardenBinary());
+    args.push_back("--server");
+    args.push_back(url_);
+    std::map<std::string, std::string> env;
+    if (!token.empty()) env["ICEWARDEN_TOKEN"] = token;
+    return RunCommand(args, env);
+  }
+
+  std::string dir_, config_, url_;
+  std::unique_ptr<Subprocess> server_;
+};
+
+TEST_F(ServeCliTest, StatusOwnershipAndFailoversReadBackThroughTheCli) {
+  StartServer();
+
+  auto status = Cli({"status", "--output", "json"}, "viewer-secret-1");
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json s = json::parse(status.out);
+  ASSERT_EQ(s["regions"].size(), 2u);
+  EXPECT_EQ(s["regions"][0]["name"], "eu-central-1");
+  // Never probed yet: degraded, not healthy, and the reason says so.
+  EXPECT_EQ(s["regions"][0]["health"], "degraded");
+  EXPECT_NE(s["regions"][0]["reason"].get<std::string>().find("awaiting"), std::string::npos);
+  ASSERT_EQ(s["active_failovers"].size(), 1u);
+  EXPECT_EQ(s["active_failovers"][0]["id"], "fo-seeded-1");
+
+  auto table = Cli({"status"}, "viewer-secret-1");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("REGION"), std::string::npos);
+  EXPECT_NE(table.out.find("us-east-1"), std::string::npos);
+
+  // 31 tables read back page by page (the CLI asks for pages of at most 1000, so use a
+  // small --limit to see the limit honoured too).
+  auto owners = Cli({"ownership", "list", "--output", "json"}, "viewer-secret-1");
+  ASSERT_EQ(owners.exit_code, 0) << owners.err;
+  json o = json::parse(owners.out);
+  ASSERT_EQ(o["tables"].size(), 31u);
+  EXPECT_EQ(o["tables"][0]["table"], "eu.orders");
+  EXPECT_EQ(o["tables"][0]["owner"], "eu-central-1");
+  EXPECT_EQ(o["tables"][0]["epoch"], 1);
+  auto limited = Cli({"ownership", "list", "--limit", "5", "--owner", "us-east-1", "-o", "json"}, "viewer-secret-1");
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_EQ(json::parse(limited.out)["tables"].size(), 5u);
+
+  auto list = Cli({"failover", "list"}, "viewer-secret-1");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("fo-seeded-1"), std::string::npos);
+  EXPECT_NE(list.out.find("proposed"), std::string::npos);
+
+  auto show = Cli({"failover", "show", "fo-seeded-1"}, "viewer-secret-1");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("phase: proposed"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("fencing: not confirmed"), std::string::npos) << show.out;
+
+  auto missing = Cli({"failover", "show", "fo-nope"}, "viewer-secret-1");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("404"), std::string::npos) << missing.err;
+
+  // The audit log has the start-up decisions: both regions recorded from the config.
+  auto audit = Cli({"audit", "list", "-o", "json"}, "operator-secret-2");
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  int recorded = 0;
+  for (const auto& e : json::parse(audit.out)["events"]) recorded += e["action"] == "region.record";
+  EXPECT_EQ(recorded, 2);
+}
+
+TEST_F(ServeCliTest, MissingWrongOrUnderprivilegedTokensExitThree) {
+  StartServer();
+  auto none = Cli({"status"}, "");
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_NE(none.err.find("401"), std::string::npos) << none.err;
+  auto wrong = Cli({"status"}, "not-a-token");
+  EXPECT_EQ(wrong.exit_code, 3);
+  auto viewer_audit = Cli({"audit", "list"}, "viewer-secret-1");
+  EXPECT_EQ(viewer_audit.exit_code, 3);
+  EXPECT_NE(viewer_audit.err.find("403"), std::string::npos) << viewer_audit.err;
+}
+
+TEST_F(ServeCliTest, SigtermStopsTheDaemonCleanlyAndStateSurvivesARestart) {
+  StartServer();
+  server_->Signal(SIGTERM);
+  auto code = server_->Wait(std::chrono::seconds(10));
+  ASSERT_TRUE(code.has_value()) << "serve did not stop on SIGTERM";
+  EXPECT_EQ(*code, 0);
+  server_.reset();
+
+  StartServer();
+  auto owners = Cli({"ownership", "list", "-o", "json"}, "viewer-secret-1");
+  ASSERT_EQ(owners.exit_code, 0) << owners.err;
+  EXPECT_EQ(json::parse(owners.out)["tables"].size(), 31u);
+  // Regions are recorded once, not again on every start.
+  auto audit = Cli({"audit", "list", "-o", "json"}, "operator-secret-2");
+  int recorded = 0;
+  for (const auto& e : json::parse(audit.out)["events"]) recorded += e["action"] == "region.record";
+  EXPECT_EQ(recorded, 2);
+}
+
+TEST_F(ServeCliTest, UnreachableServerExitsOneAndSaysHowToFix) {
+  url_ = "http://127.0.0.1:1";
+  auto r = Cli({"status"}, "viewer-secret-1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is `icewarden serve` running?"), std::string::npos) << r.err;
+}
+
+TEST(ConfigValidateCli, ReportsEveryErrorWithItsPositionAndExitsTwo) {
+  std::string dir = testing::MakeTempDir("icewarden-validate");
+  std::string path = dir + "/bad.yaml";
+  WriteFile(path, "regions:\n  - name: us-east-1\n    catalog_url: http://x\n");
+  auto r = RunCommand({IcewardenBinary(), "config", "validate", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(path + ":3:5: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'catalog_uri'"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+
+  auto good = RunCommand({IcewardenBinary(), "config", "validate", testing::SourceDir() + "/examples/local.yaml"},
+                         {{"ICEWARDEN_VIEWER_TOKEN", "a"}, {"ICEWARDEN_OPERATOR_TOKEN", "b"},
+                          {"ICEWARDEN_APPROVER_TOKEN", "c"}, {"ICEWARDEN_ADMIN_TOKEN", "d"}});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find(": ok"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliUsage, UnknownCommandsAndMissingArgumentsExitTwo) {
+  EXPECT_EQ(RunCommand({IcewardenBinary(), "frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({IcewardenBinary(), "failover", "show"}).exit_code, 2);
+  EXPECT_EQ(RunCommand({IcewardenBinary(), "status", "--output", "yaml"}).exit_code, 2);
+  auto help = RunCommand({IcewardenBinary(), "ownership", "list", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--owner"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace icewarden
