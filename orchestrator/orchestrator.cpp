@@ -1,5 +1,6 @@
 #include "orchestrator/orchestrator.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "orchestrator/config.h"
@@ -44,6 +45,84 @@ Result<std::vector<Decision>> Orchestrator::Start() {
       decisions.push_back({name, name + " kept: recorded in the state store but not in the config; "
                                         "its tables keep their owner until moved"});
   return decisions;
+}
+
+FailoverPolicy Orchestrator::Policy() const {
+  FailoverPolicy policy;
+  policy.two_person_approval = config_.policies.two_person_approval;
+  policy.accepted_fencing.clear();
+  for (const auto& name : config_.policies.fencing_evidence)
+    if (auto kind = ParseFencingKind(name)) policy.accepted_fencing.push_back(*kind);
+  return policy;
+}
+
+Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
+                                                       const FailoverInput& input,
+                                                       const std::string& source) {
+  auto found = store_.GetFailover(id);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return Status::NotFound("no failover " + id);
+  const Failover& current = **found;
+
+  FailoverInput timed = input;
+  if (timed.at == 0) timed.at = clock_->Now();
+  FailoverDecision decision = ApplyFailoverEvent(current, timed, Policy());
+
+  AuditEvent why;
+  why.at = timed.at;
+  why.actor = input.actor.empty() ? ActorKindName(input.actor_kind) : input.actor;
+  why.source = source;
+  why.action = std::string("failover.") + FailoverEventName(input.event) +
+               (decision.accepted ? "" : ".refused");
+  why.target = id;
+  why.reason = decision.reason;
+  why.detail_json = nlohmann::json{{"from", FailoverPhaseName(current.phase)},
+                                   {"to", FailoverPhaseName(decision.next.phase)},
+                                   {"actor_kind", ActorKindName(input.actor_kind)},
+                                   {"input_reason", input.reason}}
+                        .dump();
+  if (!decision.accepted) {
+    if (Status s = store_.AppendAudit(why); !s.ok()) return s;
+    return decision;
+  }
+  if (Status s = store_.UpdateFailover(decision.next, current.version, why); !s.ok()) return s;
+  decision.next.version = current.version + 1;
+  return decision;
+}
+
+Result<HealthDecision> Orchestrator::ObserveRegion(const std::string& region,
+                                                   const HealthInput& input,
+                                                   const std::string& source) {
+  const RegionConfig* rc = config_.FindRegion(region);
+  if (rc == nullptr) return Status::NotFound("region " + region + " is not in the config");
+  auto live = live_regions_.find(region);
+  if (live == live_regions_.end()) {
+    auto stored = store_.GetRegion(region);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) return Status::NotFound("region " + region + " is not recorded");
+    live = live_regions_.emplace(region, **stored).first;
+  }
+
+  HealthInput timed = input;
+  if (timed.at == 0) timed.at = clock_->Now();
+  HealthDecision decision =
+      ApplyHealthEvent(live->second, timed, HealthThresholds{rc->probe.fall, rc->probe.rise});
+  // Changes are audited; so are refusals of anything a person or a webhook sent (rule 6).
+  const bool refused_command = !decision.accepted && input.source != EventSource::kProbe;
+  if ((decision.accepted && decision.changed) || refused_command) {
+    AuditEvent why;
+    why.at = timed.at;
+    why.actor = EventSourceName(input.source);
+    why.source = source;
+    why.action = std::string("region.") + HealthEventName(input.event) +
+                 (decision.accepted ? "" : ".refused");
+    why.target = region;
+    why.reason = decision.reason;
+    Status s = refused_command ? store_.AppendAudit(why) : store_.PutRegion(decision.next, why);
+    if (!s.ok()) return s;
+  }
+  if (decision.accepted) live->second = decision.next;
+  return decision;
 }
 
 }  // namespace icewarden

@@ -5,10 +5,13 @@
 // Thread-safety: not thread-safe; the daemon calls it from one strand.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "state/failover_machine.h"
+#include "state/region_health_machine.h"
 #include "state/status.h"
 
 namespace icewarden {
@@ -33,10 +36,29 @@ class Orchestrator {
   // may still be owned by it) and reported.
   Result<std::vector<Decision>> Start();
 
+  // Applies one event to a failover: the failover machine decides, the decision is
+  // persisted (compare-and-set on the failover's version, with its audit event) and only
+  // then returned. A refused event is audited too and returned with accepted == false;
+  // kNotFound for an unknown id, kConflict if the failover changed concurrently.
+  Result<FailoverDecision> ApplyToFailover(const std::string& id, const FailoverInput& input,
+                                           const std::string& source);
+
+  // Feeds one observation of a region into the health machine. A change of health or of
+  // an overlay is persisted with its audit event before it is returned; counter-only
+  // updates stay in memory (they are re-derived from probes after a restart, and writing
+  // every probe round would bury the audit log).
+  Result<HealthDecision> ObserveRegion(const std::string& region, const HealthInput& input,
+                                       const std::string& source);
+
+  // The failover policy the config asks for.
+  FailoverPolicy Policy() const;
+
  private:
   const Config& config_;
   StateStore& store_;
   std::shared_ptr<Clock> clock_;
+  // Probe counters between persisted transitions, by region name.
+  std::map<std::string, Region> live_regions_;
 };
 
 }  // namespace icewarden

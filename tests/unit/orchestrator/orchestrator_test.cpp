@@ -1,0 +1,173 @@
+#include "orchestrator/orchestrator.h"
+
+#include <gtest/gtest.h>
+
+#include "orchestrator/config.h"
+#include "state/sqlite_store.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace icewarden {
+namespace {
+
+using P = FailoverPhase;
+
+Config TwoRegions() {
+  Config c;
+  c.source_path = "test.yaml";
+  for (const char* name : {"us-east-1", "eu-central-1"}) {
+    RegionConfig r;
+    r.name = name;
+    r.catalog_uri = "http://127.0.0.1:9";
+    r.probe.fall = 3;
+    r.probe.rise = 2;
+    c.regions.push_back(r);
+  }
+  c.ownership.default_owner = "us-east-1";
+  c.policies.fencing_evidence = {"steps_and_quiet_window", "operator"};
+  return c;
+}
+
+class OrchestratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = OpenSqliteStore({":memory:"}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+
+  Failover Propose(const std::string& id) {
+    Failover f;
+    f.id = id;
+    f.scope = "namespace:eu.*";
+    f.from = "eu-central-1";
+    f.to = "us-east-1";
+    f.proposed_by = "olivia";
+    f.reason = "eu-central-1 catalog down";
+    EXPECT_TRUE(store_->CreateFailover(f, {0, 0, "olivia", "cli", "failover.propose", id, f.reason, "{}"}).ok());
+    return f;
+  }
+
+  std::vector<AuditEvent> Audit(const std::string& target) {
+    AuditQuery q;
+    q.target = target;
+    q.limit = 1000;
+    return *store_->ListAudit(q);
+  }
+
+  std::shared_ptr<testing::FakeClock> clock_ = std::make_shared<testing::FakeClock>();
+  std::unique_ptr<StateStore> store_;
+  Config config_ = TwoRegions();
+};
+
+TEST_F(OrchestratorTest, StartRecordsNewRegionsAsDegradedOnce) {
+  Orchestrator o(config_, *store_, clock_);
+  auto first = o.Start();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->size(), 2u);
+  auto regions = *store_->ListRegions();
+  ASSERT_EQ(regions.size(), 2u);
+  for (const auto& r : regions) {
+    EXPECT_EQ(r.health, RegionHealth::kDegraded);
+    EXPECT_NE(r.reason.find("awaiting 2 passed probe rounds"), std::string::npos) << r.reason;
+  }
+  auto second = Orchestrator(config_, *store_, clock_).Start();
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->empty()) << "a restart must not re-record known regions";
+  EXPECT_EQ(Audit("us-east-1").size(), 1u);
+}
+
+TEST_F(OrchestratorTest, ARegionDroppedFromTheConfigIsKeptAndReported) {
+  Orchestrator(config_, *store_, clock_).Start();
+  config_.regions.pop_back();
+  auto d = Orchestrator(config_, *store_, clock_).Start();
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].subject, "eu-central-1");
+  EXPECT_EQ(store_->ListRegions()->size(), 2u);
+}
+
+TEST_F(OrchestratorTest, AFailoverTransitionIsPersistedWithItsAuditEvent) {
+  Orchestrator o(config_, *store_, clock_);
+  Propose("fo-1");
+  auto d = o.ApplyToFailover("fo-1", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "RPO ok"}, "127.0.0.1:1");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->accepted);
+  auto stored = *store_->GetFailover("fo-1");
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->phase, P::kApproved);
+  EXPECT_EQ(stored->version, 2);
+  ASSERT_EQ(stored->approvals.size(), 1u);
+  EXPECT_EQ(stored->approvals[0].by, "ada");
+  auto audit = Audit("fo-1");
+  ASSERT_EQ(audit.size(), 2u);
+  EXPECT_EQ(audit[1].action, "failover.approve");
+  EXPECT_EQ(audit[1].actor, "ada");
+  EXPECT_EQ(audit[1].source, "127.0.0.1:1");
+  EXPECT_EQ(audit[1].reason, d->reason);
+}
+
+TEST_F(OrchestratorTest, ARefusedEventChangesNothingButIsAudited) {
+  Orchestrator o(config_, *store_, clock_);
+  Propose("fo-2");
+  auto d = o.ApplyToFailover("fo-2", {FailoverEvent::kApprove, ActorKind::kWebhook, "alertmanager", "auto"}, "webhook");
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->accepted);
+  auto stored = *store_->GetFailover("fo-2");
+  EXPECT_EQ(stored->phase, P::kProposed);
+  EXPECT_EQ(stored->version, 1);
+  auto audit = Audit("fo-2");
+  ASSERT_EQ(audit.size(), 2u);
+  EXPECT_EQ(audit[1].action, "failover.approve.refused");
+  EXPECT_EQ(o.ApplyToFailover("nope", {FailoverEvent::kAbort}, "cli").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
+  Orchestrator o(config_, *store_, clock_);
+  Propose("fo-3");
+  auto step = [&](FailoverInput in) {
+    auto d = o.ApplyToFailover("fo-3", in, "test");
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return *d;
+  };
+  EXPECT_TRUE(step({FailoverEvent::kApprove, ActorKind::kApprover, "ada", "go"}).accepted);
+  EXPECT_TRUE(step({FailoverEvent::kBeginFencing, ActorKind::kExecutor, "executor"}).accepted);
+  // Rule 1: no promotion while fencing is unconfirmed.
+  EXPECT_FALSE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
+  EXPECT_TRUE(step({FailoverEvent::kConfirmFencing, ActorKind::kOperator, "otto", "region powered off"}).accepted);
+  EXPECT_TRUE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
+  EXPECT_TRUE(step({FailoverEvent::kPromoted, ActorKind::kExecutor, "executor"}).accepted);
+  EXPECT_TRUE(step({FailoverEvent::kVerified, ActorKind::kExecutor, "executor"}).accepted);
+  auto stored = *store_->GetFailover("fo-3");
+  EXPECT_EQ(stored->phase, P::kCompleted);
+  ASSERT_TRUE(stored->fencing.has_value());
+  EXPECT_EQ(stored->fencing->reason, "region powered off");
+  EXPECT_TRUE(store_->ListActiveFailovers()->empty());
+}
+
+TEST_F(OrchestratorTest, HealthChangesArePersistedAndCounterOnlyRoundsAreNot) {
+  Orchestrator o(config_, *store_, clock_);
+  ASSERT_TRUE(o.Start().ok());
+  HealthInput fail{HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config", "connection refused"};
+  HealthInput pass{HealthEvent::kProbeRoundPassed, EventSource::kProbe, "catalog_config", ""};
+  // Start recorded it degraded: two passed rounds make it healthy.
+  o.ObserveRegion("us-east-1", pass, "probe");
+  EXPECT_EQ((*store_->GetRegion("us-east-1"))->health, RegionHealth::kDegraded);
+  o.ObserveRegion("us-east-1", pass, "probe");
+  EXPECT_EQ((*store_->GetRegion("us-east-1"))->health, RegionHealth::kHealthy);
+  for (int i = 0; i < 3; ++i) o.ObserveRegion("us-east-1", fail, "probe");
+  auto r = *store_->GetRegion("us-east-1");
+  EXPECT_EQ(r->health, RegionHealth::kUnreachable);
+  EXPECT_EQ(r->reason, "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
+  // recorded, healthy, degraded, unreachable: four audit events, not one per round.
+  EXPECT_EQ(Audit("us-east-1").size(), 4u);
+
+  auto forged = o.ObserveRegion("us-east-1", {HealthEvent::kSetFenced, EventSource::kWebhook, "", "x"}, "webhook");
+  ASSERT_TRUE(forged.ok());
+  EXPECT_FALSE(forged->accepted);
+  EXPECT_FALSE((*store_->GetRegion("us-east-1"))->fenced);
+  EXPECT_EQ(Audit("us-east-1").back().action, "region.set_fenced.refused");
+  EXPECT_EQ(o.ObserveRegion("mars-1", pass, "probe").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace icewarden
