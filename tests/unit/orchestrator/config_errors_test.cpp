@@ -406,6 +406,36 @@ TEST(ConfigErrorsTest, NotAMappingOrEmpty) {
                           "'ownership'"));
 }
 
+TEST(ConfigErrorsTest, EmptyValueIsReportedAtItsKey) {
+  // yaml-cpp places an empty value on the next line; the error points at the key instead.
+  EXPECT_THAT(ErrorsOf(Yaml(R"(
+api:
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership:
+  default_owner:
+)")),
+              ElementsAre("c.yaml:1:1: api: expected a mapping, got nothing",
+                          "c.yaml:4:3: ownership.default_owner: expected a string, got nothing"));
+}
+
+TEST(ConfigErrorsTest, OnlyOneYamlDocument) {
+  EXPECT_THAT(ErrorsOf(Yaml(R"(
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+---
+regions: []
+)")),
+              ElementsAre("c.yaml:4:1: a config file holds one YAML document, found another"));
+}
+
+TEST(ConfigErrorsTest, DirectoryIsNotAConfigFile) {
+  std::string dir = testing::MakeTempDir("config-errors-test");
+  ConfigLoad load = LoadConfig(dir, EnvOf({}));
+  ASSERT_EQ(load.errors.size(), 1u);
+  EXPECT_EQ(load.errors[0].ToString(), dir + ": cannot read '" + dir + "': Is a directory");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ConfigErrorsTest, MissingFileIsOneErrorAboutTheFile) {
   ConfigLoad load = LoadConfig("/nonexistent-dir/icewarden.yaml", EnvOf({}));
   EXPECT_FALSE(load.config.has_value());
