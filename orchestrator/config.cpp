@@ -1,0 +1,132 @@
+#include "orchestrator/config.h"
+
+#include <cstdlib>
+
+#include "orchestrator/config_schema.h"
+#include "orchestrator/yaml_reader.h"
+
+namespace icewarden {
+namespace {
+
+// A config is a page of YAML; anything this large is the wrong file.
+constexpr size_t kMaxConfigBytes = 4 * 1024 * 1024;
+
+ConfigLoad Failed(const std::string& file, const YamlIssues& issues) {
+  ConfigLoad load;
+  for (auto& issue : issues.InFileOrder()) {
+    load.errors.push_back({file, issue.line, issue.column, std::move(issue.message)});
+  }
+  return load;
+}
+
+}  // namespace
+
+const char* RoleName(Role r) {
+  switch (r) {
+    case Role::kViewer:
+      return "viewer";
+    case Role::kOperator:
+      return "operator";
+    case Role::kApprover:
+      return "approver";
+    case Role::kAdmin:
+      return "admin";
+  }
+  return "unknown";
+}
+
+std::optional<Role> ParseRole(const std::string& s) {
+  for (Role r : {Role::kViewer, Role::kOperator, Role::kApprover, Role::kAdmin}) {
+    if (s == RoleName(r)) return r;
+  }
+  return std::nullopt;
+}
+
+std::string ConfigError::ToString() const {
+  // An error about the file as a whole has no position to point an editor at.
+  if (line == 0) return file + ": " + message;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+std::optional<std::string> ProcessEnv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+const RegionConfig* Config::FindRegion(const std::string& name) const {
+  for (const auto& r : regions) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+const std::string& Config::OwnerFor(const std::string& dotted_table) const {
+  for (const auto& rule : ownership.rules) {
+    if (GlobMatch(rule.match, dotted_table)) return rule.owner;
+  }
+  return ownership.default_owner;
+}
+
+bool GlobMatch(const std::string& pattern, const std::string& text) {
+  // Greedy match with one backtrack point (the last '*'): linear in practice, and no
+  // recursion for patterns with many stars.
+  size_t p = 0, t = 0;
+  size_t star = std::string::npos, star_text = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_text = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++star_text;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+ConfigLoad LoadConfig(const std::string& path, EnvLookup env) {
+  auto text = ReadFileText(path, kMaxConfigBytes);
+  if (!text.ok()) {
+    ConfigLoad load;
+    load.errors.push_back({path, 0, 0, text.status().message()});
+    return load;
+  }
+  return ParseConfig(text.value(), path, std::move(env));
+}
+
+ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
+                       EnvLookup env) {
+  YamlIssues issues;
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(yaml_text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp reports syntax errors by exception; they stop here as positioned errors.
+    issues.Add(e.mark, "YAML syntax error: " + e.msg);
+    return Failed(path_for_errors, issues);
+  }
+  if (documents.empty()) {
+    issues.Add(YAML::Mark::null_mark(),
+               "the file is empty; expected a mapping with 'regions' and 'ownership'");
+    return Failed(path_for_errors, issues);
+  }
+  for (size_t i = 1; i < documents.size(); ++i) {
+    issues.Add(documents[i].Mark(), "a config file holds one YAML document, found another");
+  }
+  ConfigSources sources{std::filesystem::path(path_for_errors).parent_path(), std::move(env)};
+  Config config = ReadConfigDocument(YamlValue::Root(documents[0], &issues), sources);
+  if (!issues.empty()) return Failed(path_for_errors, issues);
+  config.source_path = path_for_errors;
+  ConfigLoad load;
+  load.config = std::move(config);
+  return load;
+}
+
+}  // namespace icewarden

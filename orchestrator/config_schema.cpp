@@ -1,0 +1,302 @@
+// The top of the config file and its small sections: api, state, ownership, policies; and
+// how secrets and paths named in the file are resolved.
+
+#include "orchestrator/config_schema.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace icewarden {
+namespace {
+
+// A secret is a token, not a document; anything larger is a wrong path.
+constexpr size_t kMaxSecretBytes = 64 * 1024;
+
+const std::vector<std::string> kRoleNames = {"viewer", "operator", "approver", "admin"};
+const std::vector<std::string> kFencingEvidence = {"steps_and_quiet_window", "quorum_unreachable",
+                                                   "operator"};
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// HOST:PORT, with IPv6 hosts in brackets ("[::1]:8480"); port 0 means ephemeral.
+void CheckListen(const YamlValue& v, const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos) {
+    v.Error("expected HOST:PORT such as '127.0.0.1:8480', got " + v.Describe());
+    return;
+  }
+  std::string host = s.substr(0, colon);
+  std::string port = s.substr(colon + 1);
+  if (host.empty()) {
+    v.Error("the host is empty in " + v.Describe() + "; use 0.0.0.0 to listen everywhere");
+  } else if (host.find(':') != std::string::npos && !(host.front() == '[' && host.back() == ']')) {
+    v.Error("an IPv6 host must be in brackets, as in '[::1]:8480', got " + v.Describe());
+  }
+  if (!AllDigits(port) || port.size() > 5 || std::stoi(port) > 65535) {
+    v.Error("the port must be a number from 0 to 65535, got " + v.Describe());
+  }
+}
+
+void RequirePositive(const YamlMap& map, const std::string& key, std::chrono::milliseconds* out) {
+  if (map.Read(key, out) && out->count() <= 0) map.Get(key)->Error("must be longer than 0");
+}
+
+ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
+  ApiConfig api;
+  auto map = value.Map({"listen", "read_timeout", "write_timeout", "tokens"});
+  if (!map) return api;
+  if (auto v = map->Get("listen")) {
+    if (auto s = v->String()) {
+      CheckListen(*v, *s);
+      api.listen = *s;
+    }
+  }
+  RequirePositive(*map, "read_timeout", &api.read_timeout);
+  RequirePositive(*map, "write_timeout", &api.write_timeout);
+  auto tokens = map->Get("tokens");
+  if (!tokens) return api;
+  auto items = tokens->List();
+  if (!items) return api;
+  std::map<std::string, std::string> first_path_of_name;
+  std::vector<std::pair<Secret, std::string>> seen_secrets;  // value, path of its token
+  for (const auto& item : *items) {
+    auto token_map = item.Map({"name", "role", "token_env", "token_file"});
+    if (!token_map) continue;
+    ApiToken token;
+    if (auto v = token_map->Require("name")) {
+      if (auto name = v->String()) {
+        token.name = *name;
+        if (name->empty()) {
+          v->Error("must not be empty");
+        } else if (auto it = first_path_of_name.find(*name); it != first_path_of_name.end()) {
+          v->Error("duplicate token name '" + *name + "' (first used at " + it->second + ")");
+        } else {
+          first_path_of_name[*name] = item.path();
+        }
+      }
+    }
+    if (auto v = token_map->Require("role")) {
+      if (auto role = v->OneOf(kRoleNames)) token.role = *ParseRole(*role);
+    }
+    if (auto s = ReadSecret(*token_map, "token_env", "token_file", sources)) {
+      auto same = std::find_if(seen_secrets.begin(), seen_secrets.end(),
+                               [&](const auto& p) { return p.first.value() == s->secret.value(); });
+      if (same != seen_secrets.end()) {
+        // Naming the other token, never the value, is enough to find the mistake.
+        s->origin.Error("this token has the same value as " + same->second +
+                        "; every API token must be different");
+      } else {
+        seen_secrets.emplace_back(s->secret, item.path());
+      }
+      token.token = s->secret;
+    }
+    api.tokens.push_back(std::move(token));
+  }
+  return api;
+}
+
+StateConfig ReadState(const YamlValue& value) {
+  StateConfig state;
+  auto map = value.Map({"backend", "path"});
+  if (!map) return state;
+  if (auto v = map->Get("backend")) {
+    if (auto s = v->String()) {
+      if (*s == "etcd") {
+        v->Error("'etcd' is not supported yet; use 'sqlite'");
+      } else if (*s != "sqlite") {
+        v->Error("expected 'sqlite' (the only backend for now), got " + v->Describe());
+      }
+      state.backend = *s;
+    }
+  }
+  if (map->Read("path", &state.path) && state.path.empty()) {
+    map->Get("path")->Error("must not be empty");
+  }
+  return state;
+}
+
+PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
+  PolicyConfig policies;
+  auto map =
+      value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval", "probe"});
+  if (!map) return policies;
+  map->Read("max_staleness", &policies.max_staleness);
+  map->Read("cooldown", &policies.cooldown);
+  map->Read("two_person_approval", &policies.two_person_approval);
+  if (auto v = map->Get("fencing_evidence")) {
+    if (auto items = v->List()) {
+      if (items->empty()) v->Error("must list at least one of " + QuotedList(kFencingEvidence));
+      std::vector<std::string> kinds;
+      for (const auto& item : *items) {
+        auto kind = item.OneOf(kFencingEvidence);
+        if (!kind) continue;
+        if (std::find(kinds.begin(), kinds.end(), *kind) != kinds.end()) {
+          item.Error("'" + *kind + "' is listed twice");
+          continue;
+        }
+        kinds.push_back(*kind);
+      }
+      policies.fencing_evidence = kinds;
+    }
+  }
+  if (auto v = map->Get("probe")) ReadProbe(*v, default_probe);
+  return policies;
+}
+
+void CheckRegionName(const YamlValue& v, const std::string& name,
+                     const std::vector<RegionConfig>& regions) {
+  std::vector<std::string> names;
+  for (const auto& r : regions) {
+    if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  }
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string message = "no region named '" + name + "'";
+  if (auto close = ClosestMatch(name, names)) {
+    message += "; did you mean '" + *close + "'?";
+  } else if (!names.empty()) {
+    message += "; regions are " + QuotedList(names);
+  }
+  v.Error(message);
+}
+
+OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionConfig>& regions) {
+  OwnershipConfig ownership;
+  auto map = value.Map({"default_owner", "rules"});
+  if (!map) return ownership;
+  if (auto v = map->Require("default_owner")) {
+    if (auto s = v->String()) {
+      CheckRegionName(*v, *s, regions);
+      ownership.default_owner = *s;
+    }
+  }
+  auto rules = map->Get("rules");
+  if (!rules) return ownership;
+  auto items = rules->List();
+  if (!items) return ownership;
+  for (const auto& item : *items) {
+    auto rule_map = item.Map({"match", "owner"});
+    if (!rule_map) continue;
+    OwnershipRule rule;
+    if (auto v = rule_map->Require("match")) {
+      if (auto s = v->String()) {
+        if (s->empty()) v->Error("must not be empty");
+        rule.match = *s;
+      }
+    }
+    if (auto v = rule_map->Require("owner")) {
+      if (auto s = v->String()) {
+        CheckRegionName(*v, *s, regions);
+        rule.owner = *s;
+      }
+    }
+    ownership.rules.push_back(std::move(rule));
+  }
+  return ownership;
+}
+
+}  // namespace
+
+Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
+  Config config;
+  auto map = root.Map({"api", "state", "regions", "ownership", "policies"});
+  if (!map) return config;
+  // Policies first: regions inherit their probe settings.
+  ProbeSettings default_probe;
+  if (auto v = map->Get("policies")) config.policies = ReadPolicies(*v, &default_probe);
+  if (auto v = map->Get("api")) config.api = ReadApi(*v, sources);
+  if (auto v = map->Get("state")) config.state = ReadState(*v);
+  config.state.path = ResolvePath(sources, config.state.path);
+  if (auto v = map->Require("regions")) config.regions = ReadRegions(*v, default_probe, sources);
+  if (auto v = map->Require("ownership")) config.ownership = ReadOwnership(*v, config.regions);
+  return config;
+}
+
+std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_key,
+                                     const std::string& file_key, const ConfigSources& sources) {
+  auto env_value = map.Get(env_key);
+  auto file_value = map.Get(file_key);
+  if (env_value && file_value) {
+    file_value->Error("set either '" + env_key + "' or '" + file_key + "', not both");
+    return std::nullopt;
+  }
+  if (!env_value && !file_value) {
+    map.self().Error("missing required key '" + env_key + "' or '" + file_key + "'");
+    return std::nullopt;
+  }
+  if (env_value) {
+    auto name = env_value->String();
+    if (!name) return std::nullopt;
+    if (name->empty()) {
+      env_value->Error("must name an environment variable");
+      return std::nullopt;
+    }
+    auto secret = sources.env(*name);
+    if (!secret || secret->empty()) {
+      env_value->Error("environment variable " + *name + " is not set");
+      return std::nullopt;
+    }
+    return SecretRead{Secret(std::move(*secret)), *env_value};
+  }
+  auto path = file_value->String();
+  if (!path) return std::nullopt;
+  std::string resolved = ResolvePath(sources, *path);
+  auto text = ReadFileText(resolved, kMaxSecretBytes);
+  if (!text.ok()) {
+    file_value->Error(text.status().message());
+    return std::nullopt;
+  }
+  // Files written by `echo` or an editor end in a newline that is not part of the secret.
+  std::string secret = std::move(text.value());
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  if (secret.empty()) {
+    file_value->Error("secret file '" + resolved + "' is empty");
+    return std::nullopt;
+  }
+  return SecretRead{Secret(std::move(secret)), *file_value};
+}
+
+std::string ResolvePath(const ConfigSources& sources, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute() || sources.base_dir.empty()) return path;
+  return (sources.base_dir / p).lexically_normal().string();
+}
+
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) return Status::IOError("cannot read '" + path + "': " + std::strerror(errno));
+  std::string text;
+  char buffer[8192];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) {
+    text.append(buffer, n);
+    if (text.size() > max_bytes) {
+      return Status::IOError("cannot read '" + path + "': larger than " +
+                             std::to_string(max_bytes) + " bytes");
+    }
+  }
+  if (std::ferror(file.get())) {
+    return Status::IOError("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  return text;
+}
+
+bool IsHttpUrl(const std::string& s) {
+  std::string rest;
+  if (s.rfind("http://", 0) == 0) {
+    rest = s.substr(7);
+  } else if (s.rfind("https://", 0) == 0) {
+    rest = s.substr(8);
+  } else {
+    return false;
+  }
+  std::string host = rest.substr(0, rest.find_first_of("/?#"));
+  return !host.empty() && host.front() != ':' && host.find_first_of(" \t") == std::string::npos;
+}
+
+}  // namespace icewarden

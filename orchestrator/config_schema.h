@@ -1,0 +1,57 @@
+// The schema of the icewarden config file: how each section of the YAML becomes part of a
+// Config, and which rules it must follow. Internal to the config loader (config.cpp); split
+// out so the rules of each section can be read, and changed, on their own.
+//
+// Every function reports problems through the YamlValue it is given and keeps reading; what
+// it returns is only meaningful when no problem was reported. Secret values are never put
+// into a message.
+// Thread-safety: plain functions over values owned by the caller.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orchestrator/config.h"
+#include "orchestrator/yaml_reader.h"
+#include "state/status.h"
+
+namespace icewarden {
+
+// Where the values a config points at come from.
+struct ConfigSources {
+  std::filesystem::path base_dir;  // the config file's folder; relative paths resolve here
+  EnvLookup env;
+};
+
+// The whole document (config_schema.cpp).
+Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources);
+
+// Sections (config_regions.cpp). ReadProbe overrides only the fields the mapping sets, so
+// a region's probe starts from the policies' defaults.
+std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSettings& defaults,
+                                      const ConfigSources& sources);
+void ReadProbe(const YamlValue& value, ProbeSettings* probe);
+
+// A secret named by exactly one of `env_key` (an environment variable) or `file_key` (a
+// file, relative to the config's folder, trailing newline stripped) in `map`. `origin` is
+// the YAML value that named it, for later complaints about the secret (duplicates).
+struct SecretRead {
+  Secret secret;
+  YamlValue origin;
+};
+std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_key,
+                                     const std::string& file_key, const ConfigSources& sources);
+
+// `path` as is when absolute, else relative to the config's folder.
+std::string ResolvePath(const ConfigSources& sources, const std::string& path);
+
+// The file's bytes; fails (with the OS's reason) when it cannot be read or is larger than
+// `max_bytes`. The message names the file, never its content.
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes);
+
+// "http://host..." or "https://host..." with a non-empty host.
+bool IsHttpUrl(const std::string& s);
+
+}  // namespace icewarden

@@ -1,0 +1,294 @@
+// The config loader on valid input: every field lands where it should, secrets are read
+// from the environment and from files, probes inherit, ownership rules resolve, and every
+// example in examples/ validates. Error reporting is in config_errors_test.cpp.
+
+#include "orchestrator/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "tests/fakes/test_paths.h"
+
+namespace icewarden {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Raw string literals in these tests start with a newline so that the YAML's first line
+// sits on its own line in the source; it is not part of the document.
+std::string Yaml(const char* text) { return text[0] == '\n' ? text + 1 : text; }
+
+EnvLookup EnvOf(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+std::vector<std::string> Errors(const ConfigLoad& load) {
+  std::vector<std::string> out;
+  for (const auto& e : load.errors) out.push_back(e.ToString());
+  return out;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+TEST(ConfigTest, ValidConfigParsesEveryField) {
+  std::string dir = testing::MakeTempDir("config-test");
+  WriteFile(dir + "/ci.token", "ci-secret\n");
+  std::string path = dir + "/icewarden.yaml";
+  WriteFile(path, Yaml(R"(
+api:
+  listen: 0.0.0.0:9000
+  read_timeout: 250ms
+  write_timeout: 2m
+  tokens:
+    - {name: alice, role: approver, token_env: ALICE_TOKEN}
+    - name: ci
+      role: operator
+      token_file: ci.token
+state:
+  backend: sqlite
+  path: state/ice.db
+regions:
+  - name: us-east-1
+    catalog_uri: https://catalog.us.example.com/api/catalog
+    warehouse: wh
+    auth:
+      type: oauth2
+      client_id: icewarden
+      client_secret_env: US_SECRET
+      scope: PRINCIPAL_ROLE:ALL
+      token_uri: https://auth.example.com/token
+  - name: eu-central-1
+    catalog_uri: http://127.0.0.1:18182
+    auth: {type: bearer, token_env: EU_TOKEN}
+    probe: {timeout: 1s, fall: 5}
+  - name: ap-1
+    catalog_uri: http://127.0.0.1:18183
+ownership:
+  default_owner: us-east-1
+  rules:
+    - {match: "eu.*", owner: eu-central-1}
+policies:
+  max_staleness: 90
+  cooldown: 1h
+  fencing_evidence: [operator, quorum_unreachable]
+  two_person_approval: true
+  probe: {interval: 3s, timeout: 2s, fall: 2, rise: 4}
+)"));
+  ConfigLoad load = LoadConfig(
+      path, EnvOf({{"ALICE_TOKEN", "alice-secret"}, {"US_SECRET", "us"}, {"EU_TOKEN", "eu"}}));
+  ASSERT_THAT(Errors(load), IsEmpty());
+  ASSERT_TRUE(load.config.has_value());
+  const Config& c = *load.config;
+  EXPECT_EQ(c.source_path, path);
+
+  EXPECT_EQ(c.api.listen, "0.0.0.0:9000");
+  EXPECT_EQ(c.api.read_timeout, milliseconds(250));
+  EXPECT_EQ(c.api.write_timeout, milliseconds(120000));
+  ASSERT_EQ(c.api.tokens.size(), 2u);
+  EXPECT_EQ(c.api.tokens[0].name, "alice");
+  EXPECT_EQ(c.api.tokens[0].role, Role::kApprover);
+  EXPECT_EQ(c.api.tokens[0].token.value(), "alice-secret");
+  EXPECT_EQ(c.api.tokens[1].name, "ci");
+  EXPECT_EQ(c.api.tokens[1].role, Role::kOperator);
+  EXPECT_EQ(c.api.tokens[1].token.value(), "ci-secret");  // trailing newline stripped
+
+  EXPECT_EQ(c.state.backend, "sqlite");
+  EXPECT_EQ(c.state.path, dir + "/state/ice.db");
+
+  ASSERT_EQ(c.regions.size(), 3u);
+  const RegionConfig& us = c.regions[0];
+  EXPECT_EQ(us.name, "us-east-1");
+  EXPECT_EQ(us.catalog_uri, "https://catalog.us.example.com/api/catalog");
+  EXPECT_EQ(us.warehouse, "wh");
+  EXPECT_EQ(us.auth.kind, CatalogAuth::Kind::kOAuth2);
+  EXPECT_EQ(us.auth.client_id, "icewarden");
+  EXPECT_EQ(us.auth.client_secret.value(), "us");
+  EXPECT_EQ(us.auth.scope, "PRINCIPAL_ROLE:ALL");
+  EXPECT_EQ(us.auth.token_uri, "https://auth.example.com/token");
+  const RegionConfig& eu = c.regions[1];
+  EXPECT_EQ(eu.auth.kind, CatalogAuth::Kind::kBearer);
+  EXPECT_EQ(eu.auth.token.value(), "eu");
+  EXPECT_EQ(eu.warehouse, "");
+  EXPECT_EQ(c.regions[2].auth.kind, CatalogAuth::Kind::kNone);
+
+  // Probe inheritance: us-east-1 and ap-1 take the policies' probe; eu-central-1 overrides
+  // timeout and fall and inherits interval and rise.
+  EXPECT_EQ(us.probe.interval, milliseconds(3000));
+  EXPECT_EQ(us.probe.timeout, milliseconds(2000));
+  EXPECT_EQ(us.probe.fall, 2);
+  EXPECT_EQ(us.probe.rise, 4);
+  EXPECT_EQ(eu.probe.interval, milliseconds(3000));
+  EXPECT_EQ(eu.probe.timeout, milliseconds(1000));
+  EXPECT_EQ(eu.probe.fall, 5);
+  EXPECT_EQ(eu.probe.rise, 4);
+  EXPECT_EQ(c.regions[2].probe.fall, 2);
+
+  EXPECT_EQ(c.ownership.default_owner, "us-east-1");
+  ASSERT_EQ(c.ownership.rules.size(), 1u);
+  EXPECT_EQ(c.ownership.rules[0].match, "eu.*");
+  EXPECT_EQ(c.ownership.rules[0].owner, "eu-central-1");
+
+  EXPECT_EQ(c.policies.max_staleness, milliseconds(90000));  // a bare number is seconds
+  EXPECT_EQ(c.policies.cooldown, milliseconds(3600000));
+  EXPECT_EQ(c.policies.fencing_evidence,
+            (std::vector<std::string>{"operator", "quorum_unreachable"}));
+  EXPECT_TRUE(c.policies.two_person_approval);
+
+  EXPECT_EQ(c.FindRegion("eu-central-1"), &c.regions[1]);
+  EXPECT_EQ(c.FindRegion("mars"), nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigTest, MinimalConfigTakesDefaults) {
+  ConfigLoad load = ParseConfig(Yaml(R"(
+regions:
+  - name: us-east-1
+    catalog_uri: http://127.0.0.1:18181
+ownership:
+  default_owner: us-east-1
+)"),
+                                "conf/c.yaml", EnvOf({}));
+  ASSERT_THAT(Errors(load), IsEmpty());
+  const Config& c = *load.config;
+  ProbeSettings defaults;
+  EXPECT_EQ(c.api.listen, "127.0.0.1:8480");
+  EXPECT_THAT(c.api.tokens, IsEmpty());
+  EXPECT_EQ(c.state.path, "conf/icewarden.db");  // the default resolves against the folder
+  EXPECT_EQ(c.regions[0].probe.interval, defaults.interval);
+  EXPECT_EQ(c.regions[0].probe.timeout, defaults.timeout);
+  EXPECT_EQ(c.policies.fencing_evidence, PolicyConfig().fencing_evidence);
+  EXPECT_FALSE(c.policies.two_person_approval);
+}
+
+TEST(ConfigTest, AbsoluteStatePathIsKept) {
+  ConfigLoad load = ParseConfig(Yaml(R"(
+state: {path: /var/lib/icewarden/x.db}
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)"),
+                                "/etc/icewarden/c.yaml", EnvOf({}));
+  ASSERT_THAT(Errors(load), IsEmpty());
+  EXPECT_EQ(load.config->state.path, "/var/lib/icewarden/x.db");
+}
+
+TEST(ConfigTest, SecretFileKeepsInnerContentAndStripsCrLf) {
+  std::string dir = testing::MakeTempDir("config-test");
+  WriteFile(dir + "/t", "line one\r\n");
+  ConfigLoad load = ParseConfig(Yaml(R"(
+api:
+  tokens: [{name: a, role: admin, token_file: t}]
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)"),
+                                dir + "/c.yaml", EnvOf({}));
+  ASSERT_THAT(Errors(load), IsEmpty());
+  EXPECT_EQ(load.config->api.tokens[0].token.value(), "line one");
+  EXPECT_EQ(load.config->api.tokens[0].role, Role::kAdmin);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigTest, RoleNamesRoundTrip) {
+  for (Role r : {Role::kViewer, Role::kOperator, Role::kApprover, Role::kAdmin}) {
+    EXPECT_EQ(ParseRole(RoleName(r)), r);
+  }
+  EXPECT_EQ(ParseRole("root"), std::nullopt);
+  EXPECT_EQ(ParseRole("Admin"), std::nullopt);
+}
+
+TEST(ConfigTest, ProcessEnvReadsTheEnvironment) {
+  ::setenv("ICEWARDEN_CONFIG_TEST_VAR", "x", 1);
+  EXPECT_EQ(ProcessEnv("ICEWARDEN_CONFIG_TEST_VAR"), "x");
+  ::unsetenv("ICEWARDEN_CONFIG_TEST_VAR");
+  EXPECT_EQ(ProcessEnv("ICEWARDEN_CONFIG_TEST_VAR"), std::nullopt);
+}
+
+TEST(GlobMatchTest, StarAndQuestionMark) {
+  EXPECT_TRUE(GlobMatch("eu.*", "eu.orders"));
+  EXPECT_TRUE(GlobMatch("eu.*", "eu."));
+  EXPECT_TRUE(GlobMatch("eu.*", "eu.sales.orders"));  // '*' crosses dots
+  EXPECT_FALSE(GlobMatch("eu.*", "europe.orders"));
+  EXPECT_FALSE(GlobMatch("eu.*", "xeu.orders"));
+  EXPECT_TRUE(GlobMatch("*", ""));
+  EXPECT_TRUE(GlobMatch("*", "a.b.c"));
+  EXPECT_TRUE(GlobMatch("*.orders", "sales.orders"));
+  EXPECT_FALSE(GlobMatch("*.orders", "sales.orders_v2"));
+  EXPECT_TRUE(GlobMatch("sales.orders_ap?", "sales.orders_apj"));
+  EXPECT_FALSE(GlobMatch("sales.orders_ap?", "sales.orders_ap"));
+  EXPECT_FALSE(GlobMatch("sales.orders_ap?", "sales.orders_apac"));
+  EXPECT_TRUE(GlobMatch("a*b*c", "aXXbYYbZZc"));
+  EXPECT_FALSE(GlobMatch("a*b*c", "aXXbYYbZZ"));
+  EXPECT_TRUE(GlobMatch("sales.orders", "sales.orders"));
+  EXPECT_FALSE(GlobMatch("sales.orders", "sales.order"));
+  EXPECT_FALSE(GlobMatch("", "a"));
+  EXPECT_TRUE(GlobMatch("", ""));
+  EXPECT_TRUE(GlobMatch("**.?", "ns.t"));
+}
+
+TEST(OwnerForTest, FirstMatchingRuleElseDefault) {
+  Config c;
+  c.ownership.default_owner = "us-east-1";
+  c.ownership.rules = {{"eu.gdpr_*", "eu-west-1"}, {"eu.*", "eu-central-1"}, {"*.t?", "ap-1"}};
+  EXPECT_EQ(c.OwnerFor("eu.gdpr_users"), "eu-west-1");  // first match wins over "eu.*"
+  EXPECT_EQ(c.OwnerFor("eu.orders"), "eu-central-1");
+  EXPECT_EQ(c.OwnerFor("eu.t1"), "eu-central-1");
+  EXPECT_EQ(c.OwnerFor("sales.t1"), "ap-1");
+  EXPECT_EQ(c.OwnerFor("sales.orders"), "us-east-1");
+  c.ownership.rules.clear();
+  EXPECT_EQ(c.OwnerFor("eu.orders"), "us-east-1");
+}
+
+TEST(ExamplesTest, EveryExampleConfigValidates) {
+  // Every variable is "set", each to a different value, so API tokens stay unique.
+  EnvLookup every_var = [](const std::string& name) -> std::optional<std::string> {
+    return "dummy-" + name;
+  };
+  std::filesystem::path examples = std::filesystem::path(testing::SourceDir()) / "examples";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(examples)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ConfigLoad load = LoadConfig(entry.path().string(), every_var);
+    EXPECT_THAT(Errors(load), IsEmpty()) << entry.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
+  std::string path = testing::SourceDir() + "/examples/local.yaml";
+  ConfigLoad load = LoadConfig(
+      path, [](const std::string& name) -> std::optional<std::string> { return "dummy-" + name; });
+  ASSERT_THAT(Errors(load), IsEmpty());
+  const Config& c = *load.config;
+  EXPECT_EQ(c.api.listen, "127.0.0.1:8480");
+  ASSERT_NE(c.FindRegion("us-east-1"), nullptr);
+  EXPECT_EQ(c.FindRegion("us-east-1")->catalog_uri, "http://127.0.0.1:18181");
+  ASSERT_NE(c.FindRegion("eu-central-1"), nullptr);
+  EXPECT_EQ(c.FindRegion("eu-central-1")->catalog_uri, "http://127.0.0.1:18182");
+  EXPECT_EQ(c.OwnerFor("eu.orders"), "eu-central-1");
+  EXPECT_EQ(c.OwnerFor("sales.orders"), "us-east-1");
+  ASSERT_EQ(c.api.tokens.size(), 4u);
+  for (const auto& t : c.api.tokens) {
+    EXPECT_EQ(t.token.value(), std::string("dummy-ICEWARDEN_") +
+                                   (t.role == Role::kViewer     ? "VIEWER"
+                                    : t.role == Role::kOperator ? "OPERATOR"
+                                    : t.role == Role::kApprover ? "APPROVER"
+                                                                : "ADMIN") +
+                                   "_TOKEN");
+  }
+  EXPECT_THAT(c.state.path, HasSubstr("examples/local.db"));
+}
+
+}  // namespace
+}  // namespace icewarden
