@@ -16,8 +16,9 @@
 
 namespace icewarden {
 
-// A credential read from the environment or a file. operator<< and Redacted() print
-// "***"; value() is for the one place that sends it.
+// A credential read from the environment or a file. It has no operator<<, so it cannot be
+// streamed into a log by accident; Redacted() is what to print; value() is for the one
+// place that sends it.
 class Secret {
  public:
   Secret() = default;
@@ -114,7 +115,7 @@ struct ConfigError {
   int line = 0;    // 1-based; 0 when the error is about the file as a whole
   int column = 0;  // 1-based
   std::string message;
-  std::string ToString() const;  // "FILE:LINE:COL: message"
+  std::string ToString() const;  // "FILE:LINE:COL: message", or "FILE: message" for line 0
 };
 
 struct ConfigLoad {
