@@ -68,7 +68,7 @@ Status SqliteStore::UpdateFailover(const Failover& failover, std::int64_t expect
       "UPDATE failovers SET kind = ?2, scope = ?3, from_region = ?4, to_region = ?5,"
       " runbook = ?6, phase = ?7, active = ?8, proposed_by = ?9, reason = ?10,"
       " approvals_json = ?11, fencing_json = ?12, accept_data_loss = ?13, last_reason = ?14,"
-      " updated_at = ?16, version = ?17 + 1 WHERE id = ?1 AND version = ?17 AND ?15 = ?15",
+      " updated_at = ?16, version = ?17 + 1 WHERE id = ?1 AND version = ?17",
       "updating a failover");
   if (!stmt.ok()) return stmt.status();
   Result<SqliteStatement*> version =
