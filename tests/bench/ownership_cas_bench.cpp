@@ -28,10 +28,14 @@ std::string MakeBenchDir() {
   return tmpl;
 }
 
-TableIdent BenchTable(int i) {
+// 1,000 namespaces of 100 tables. Contiguous: a batch is a run of neighbouring tables, as
+// when a failover moves a namespace scope. Scattered: consecutive tables fall in different
+// namespaces, so every change of a small batch dirties its own b-tree pages, as when a scope
+// ("owner:us-east-1") picks tables from all over the key space.
+TableIdent BenchTable(int i, bool scattered) {
   char ns[16];
   char name[16];
-  std::snprintf(ns, sizeof ns, "ns%03d", i % 1000);  // 1,000 namespaces of 100 tables
+  std::snprintf(ns, sizeof ns, "ns%03d", scattered ? i % 1000 : i / 100);
   std::snprintf(name, sizeof name, "t%06d", i);
   return TableIdent{{"bench", ns}, name};
 }
@@ -58,6 +62,8 @@ bool ApplyInBatches(StateStore& store, std::vector<OwnershipChange>& changes,
 
 void BM_OwnershipCompareAndSet(benchmark::State& state) {
   const std::size_t batch_size = static_cast<std::size_t>(state.range(0));
+  const bool scattered = state.range(1) != 0;
+  state.SetLabel(scattered ? "scattered" : "contiguous");
   const std::string dir = MakeBenchDir();
   if (dir.empty()) {
     state.SkipWithError("cannot create a temporary folder");
@@ -75,7 +81,7 @@ void BM_OwnershipCompareAndSet(benchmark::State& state) {
     // The initial claim (epoch 0 -> 1) is setup, not measured.
     std::vector<OwnershipChange> changes(kTables);
     for (int i = 0; i < kTables; ++i) {
-      changes[i].table = BenchTable(i);
+      changes[i].table = BenchTable(i, scattered);
       changes[i].expected_epoch = 0;
       changes[i].new_owner = "region-a";
     }
@@ -103,9 +109,8 @@ void BM_OwnershipCompareAndSet(benchmark::State& state) {
 // tables) would otherwise be repeated by every calibration run. Real time, because most of
 // a commit is waiting for fsync, which CPU time does not see.
 BENCHMARK(BM_OwnershipCompareAndSet)
-    ->Arg(100)
-    ->Arg(1'000)
-    ->Arg(10'000)
+    ->ArgNames({"batch", "scattered"})
+    ->ArgsProduct({{100, 1'000, 10'000}, {0, 1}})
     ->Iterations(3)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
