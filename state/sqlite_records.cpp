@@ -1,0 +1,163 @@
+#include "state/sqlite_records.h"
+
+#include <nlohmann/json.hpp>
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+Status CorruptValue(std::string_view what, std::string_view value) {
+  return Status::Internal("the state database holds " + std::string(what) + " '" +
+                          std::string(value) + "' that this build does not understand");
+}
+
+// nlohmann reports type mismatches by throwing; the exceptions stop here so that a damaged
+// document becomes a Status, as everywhere else in the store.
+Result<std::vector<Approval>> ApprovalsFromJson(const std::string& text) {
+  try {
+    json doc = json::parse(text);
+    std::vector<Approval> out;
+    for (const json& a : doc) {
+      out.push_back(Approval{a.at("by").get<std::string>(), a.at("reason").get<std::string>(),
+                             a.at("at").get<UnixMillis>()});
+    }
+    return out;
+  } catch (const json::exception&) {
+    return CorruptValue("the approvals document", text);
+  }
+}
+
+Result<FencingConfirmation> FencingFromJson(const std::string& text) {
+  try {
+    json doc = json::parse(text);
+    std::string kind_name = doc.at("kind").get<std::string>();
+    std::optional<FencingKind> kind = ParseFencingKind(kind_name);
+    if (!kind) return CorruptValue("the fencing kind", kind_name);
+    return FencingConfirmation{*kind, doc.at("by").get<std::string>(),
+                               doc.at("reason").get<std::string>(), doc.at("at").get<UnixMillis>()};
+  } catch (const json::exception&) {
+    return CorruptValue("the fencing document", text);
+  }
+}
+
+// Strings come from people (reasons) and may not be valid UTF-8; replacing bad bytes is
+// better than dump()'s default of throwing.
+std::string Dump(const json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Result<Region> ReadRegion(const SqliteStatement& row) {
+  Region r;
+  r.name = row.ColumnText(0);
+  std::string health = row.ColumnText(1);
+  std::optional<RegionHealth> parsed = ParseRegionHealth(health);
+  if (!parsed) return CorruptValue("the region health", health);
+  r.health = *parsed;
+  r.fenced = row.ColumnInt(2) != 0;
+  r.maintenance = row.ColumnInt(3) != 0;
+  r.consecutive_failures = static_cast<int>(row.ColumnInt(4));
+  r.consecutive_successes = static_cast<int>(row.ColumnInt(5));
+  r.reason = row.ColumnText(6);
+  r.since = row.ColumnInt(7);
+  return r;
+}
+
+Ownership ReadOwnership(const SqliteStatement& row) {
+  Ownership o;
+  o.table.namespace_levels = TableIdent::SplitNamespaceKey(row.ColumnText(0));
+  o.table.name = row.ColumnText(1);
+  o.owner = row.ColumnText(2);
+  o.epoch = row.ColumnInt(3);
+  o.updated_at = row.ColumnInt(4);
+  o.failover_id = row.ColumnText(5);
+  return o;
+}
+
+Result<Failover> ReadFailover(const SqliteStatement& row) {
+  Failover f;
+  f.id = row.ColumnText(0);
+  std::string kind = row.ColumnText(1);
+  std::optional<FailoverKind> parsed_kind = ParseFailoverKind(kind);
+  if (!parsed_kind) return CorruptValue("the failover kind", kind);
+  f.kind = *parsed_kind;
+  f.scope = row.ColumnText(2);
+  f.from = row.ColumnText(3);
+  f.to = row.ColumnText(4);
+  f.runbook = row.ColumnText(5);
+  std::string phase = row.ColumnText(6);
+  std::optional<FailoverPhase> parsed_phase = ParseFailoverPhase(phase);
+  if (!parsed_phase) return CorruptValue("the failover phase", phase);
+  f.phase = *parsed_phase;
+  f.proposed_by = row.ColumnText(7);
+  f.reason = row.ColumnText(8);
+  Result<std::vector<Approval>> approvals = ApprovalsFromJson(row.ColumnText(9));
+  if (!approvals.ok()) return approvals.status();
+  f.approvals = std::move(approvals).value();
+  if (!row.ColumnIsNull(10)) {
+    Result<FencingConfirmation> fencing = FencingFromJson(row.ColumnText(10));
+    if (!fencing.ok()) return fencing.status();
+    f.fencing = std::move(fencing).value();
+  }
+  if (!row.ColumnIsNull(11)) f.accept_data_loss = row.ColumnText(11);
+  f.last_reason = row.ColumnText(12);
+  f.created_at = row.ColumnInt(13);
+  f.updated_at = row.ColumnInt(14);
+  f.version = row.ColumnInt(15);
+  return f;
+}
+
+Result<StepRecord> ReadStep(const SqliteStatement& row) {
+  StepRecord s;
+  s.failover_id = row.ColumnText(0);
+  s.step_id = row.ColumnText(1);
+  s.section = row.ColumnText(2);
+  s.action = row.ColumnText(3);
+  std::string state = row.ColumnText(4);
+  std::optional<StepState> parsed = ParseStepState(state);
+  if (!parsed) return CorruptValue("the step state", state);
+  s.state = *parsed;
+  s.attempt = static_cast<int>(row.ColumnInt(5));
+  s.reason = row.ColumnText(6);
+  s.result_json = row.ColumnText(7);
+  s.started_at = row.ColumnInt(8);
+  s.finished_at = row.ColumnInt(9);
+  return s;
+}
+
+AuditEvent ReadAudit(const SqliteStatement& row) {
+  AuditEvent e;
+  e.seq = row.ColumnInt(0);
+  e.at = row.ColumnInt(1);
+  e.actor = row.ColumnText(2);
+  e.source = row.ColumnText(3);
+  e.action = row.ColumnText(4);
+  e.target = row.ColumnText(5);
+  e.reason = row.ColumnText(6);
+  e.detail_json = row.ColumnText(7);
+  return e;
+}
+
+std::string ApprovalsToJson(const std::vector<Approval>& approvals) {
+  json doc = json::array();
+  for (const Approval& a : approvals)
+    doc.push_back(json{{"by", a.by}, {"reason", a.reason}, {"at", a.at}});
+  return Dump(doc);
+}
+
+std::string FencingToJson(const FencingConfirmation& fencing) {
+  return Dump(json{{"kind", FencingKindName(fencing.kind)},
+                   {"by", fencing.by},
+                   {"reason", fencing.reason},
+                   {"at", fencing.at}});
+}
+
+std::string_view JsonOrEmptyObject(std::string_view json_text) {
+  return json_text.empty() ? std::string_view("{}") : json_text;
+}
+
+bool IsValidJson(std::string_view json_text) { return json::accept(json_text); }
+
+}  // namespace icewarden
