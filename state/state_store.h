@@ -7,8 +7,15 @@
 // region health updates may trail a crash by the last few updates (they are re-derived
 // from probes after a restart).
 //
-// Every mutating method except AppendAudit takes the AuditEvent that explains it and
-// appends it in the same transaction, so the audit log can never disagree with the state.
+// Every mutating method except AppendAudit and PutStep takes the AuditEvent that explains
+// it and appends it in the same transaction, so the audit log can never disagree with the
+// state. Step records are their own journal (the executor's), and the failover
+// transitions around them are audited.
+//
+// Conventions where a method says nothing else: an empty CompareAndSetOwnership batch is
+// Ok and writes nothing; limit 0 means no limit; created_at 0 means now; a read-only store
+// answers kFailedPrecondition to every write; ownership rows are never deleted (a deleted
+// row would let a table be claimed again at epoch 1).
 //
 // Thread-safety: implementations serialise calls internally; a StateStore may be shared
 // between threads.

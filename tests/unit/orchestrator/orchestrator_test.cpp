@@ -43,7 +43,9 @@ class OrchestratorTest : public ::testing::Test {
     f.to = "us-east-1";
     f.proposed_by = "olivia";
     f.reason = "eu-central-1 catalog down";
-    EXPECT_TRUE(store_->CreateFailover(f, {0, 0, "olivia", "cli", "failover.propose", id, f.reason, "{}"}).ok());
+    EXPECT_TRUE(
+        store_->CreateFailover(f, {0, 0, "olivia", "cli", "failover.propose", id, f.reason, "{}"})
+            .ok());
     return f;
   }
 
@@ -89,7 +91,8 @@ TEST_F(OrchestratorTest, ARegionDroppedFromTheConfigIsKeptAndReported) {
 TEST_F(OrchestratorTest, AFailoverTransitionIsPersistedWithItsAuditEvent) {
   Orchestrator o(config_, *store_, clock_);
   Propose("fo-1");
-  auto d = o.ApplyToFailover("fo-1", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "RPO ok"}, "127.0.0.1:1");
+  auto d = o.ApplyToFailover(
+      "fo-1", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "RPO ok"}, "127.0.0.1:1");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_TRUE(d->accepted);
   auto stored = *store_->GetFailover("fo-1");
@@ -109,7 +112,8 @@ TEST_F(OrchestratorTest, AFailoverTransitionIsPersistedWithItsAuditEvent) {
 TEST_F(OrchestratorTest, ARefusedEventChangesNothingButIsAudited) {
   Orchestrator o(config_, *store_, clock_);
   Propose("fo-2");
-  auto d = o.ApplyToFailover("fo-2", {FailoverEvent::kApprove, ActorKind::kWebhook, "alertmanager", "auto"}, "webhook");
+  auto d = o.ApplyToFailover(
+      "fo-2", {FailoverEvent::kApprove, ActorKind::kWebhook, "alertmanager", "auto"}, "webhook");
   ASSERT_TRUE(d.ok());
   EXPECT_FALSE(d->accepted);
   auto stored = *store_->GetFailover("fo-2");
@@ -118,7 +122,8 @@ TEST_F(OrchestratorTest, ARefusedEventChangesNothingButIsAudited) {
   auto audit = Audit("fo-2");
   ASSERT_EQ(audit.size(), 2u);
   EXPECT_EQ(audit[1].action, "failover.approve.refused");
-  EXPECT_EQ(o.ApplyToFailover("nope", {FailoverEvent::kAbort}, "cli").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(o.ApplyToFailover("nope", {FailoverEvent::kAbort}, "cli").status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
@@ -133,7 +138,9 @@ TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
   EXPECT_TRUE(step({FailoverEvent::kBeginFencing, ActorKind::kExecutor, "executor"}).accepted);
   // Rule 1: no promotion while fencing is unconfirmed.
   EXPECT_FALSE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
-  EXPECT_TRUE(step({FailoverEvent::kConfirmFencing, ActorKind::kOperator, "otto", "region powered off"}).accepted);
+  EXPECT_TRUE(
+      step({FailoverEvent::kConfirmFencing, ActorKind::kOperator, "otto", "region powered off"})
+          .accepted);
   EXPECT_TRUE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
   EXPECT_TRUE(step({FailoverEvent::kPromoted, ActorKind::kExecutor, "executor"}).accepted);
   EXPECT_TRUE(step({FailoverEvent::kVerified, ActorKind::kExecutor, "executor"}).accepted);
@@ -147,7 +154,8 @@ TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
 TEST_F(OrchestratorTest, HealthChangesArePersistedAndCounterOnlyRoundsAreNot) {
   Orchestrator o(config_, *store_, clock_);
   ASSERT_TRUE(o.Start().ok());
-  HealthInput fail{HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config", "connection refused"};
+  HealthInput fail{HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config",
+                   "connection refused"};
   HealthInput pass{HealthEvent::kProbeRoundPassed, EventSource::kProbe, "catalog_config", ""};
   // Start recorded it degraded: two passed rounds make it healthy.
   o.ObserveRegion("us-east-1", pass, "probe");
@@ -157,11 +165,13 @@ TEST_F(OrchestratorTest, HealthChangesArePersistedAndCounterOnlyRoundsAreNot) {
   for (int i = 0; i < 3; ++i) o.ObserveRegion("us-east-1", fail, "probe");
   auto r = *store_->GetRegion("us-east-1");
   EXPECT_EQ(r->health, RegionHealth::kUnreachable);
-  EXPECT_EQ(r->reason, "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
+  EXPECT_EQ(r->reason,
+            "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
   // recorded, healthy, degraded, unreachable: four audit events, not one per round.
   EXPECT_EQ(Audit("us-east-1").size(), 4u);
 
-  auto forged = o.ObserveRegion("us-east-1", {HealthEvent::kSetFenced, EventSource::kWebhook, "", "x"}, "webhook");
+  auto forged = o.ObserveRegion(
+      "us-east-1", {HealthEvent::kSetFenced, EventSource::kWebhook, "", "x"}, "webhook");
   ASSERT_TRUE(forged.ok());
   EXPECT_FALSE(forged->accepted);
   EXPECT_FALSE((*store_->GetRegion("us-east-1"))->fenced);
