@@ -254,6 +254,7 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     drain_deadline_ = std::chrono::steady_clock::now() + server_.options.read_timeout;
+    discard_.resize(16 << 10);
     DrainSome();
   }
 
@@ -283,7 +284,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::size_t drained_ = 0;
-  std::array<char, 16 << 10> discard_;
+  std::string discard_;  // allocated only when draining
 };
 
 std::size_t ServerCore::Register(const std::shared_ptr<Session>& session) {

@@ -15,6 +15,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "orchestrator/api.h"
 #include "tests/fakes/fake_clock.h"
@@ -199,6 +200,46 @@ TEST(HttpServerTest, MalformedRequestGets400Json) {
   EXPECT_TRUE(conn.ReadUntilClosed(10s, &received));
   EXPECT_EQ(received.rfind("HTTP/1.1 400", 0), 0u) << received;
   EXPECT_NE(received.find("\"bad_request\""), std::string::npos) << received;
+}
+
+TEST(HttpServerTest, OversizedHeadersGet431Json) {
+  HttpServerOptions options = TestOptions();
+  options.header_limit = 4096;
+  RunningServer s(options, Echo);
+  httplib::Client cli("127.0.0.1", s.port());
+  auto res = cli.Get("/big", {{"X-Test", std::string(8192, 'h')}});
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 431);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "request_header_fields_too_large");
+}
+
+TEST(HttpServerTest, SeveralThreadsServeConcurrentClients) {
+  HttpServerOptions options = TestOptions();
+  options.threads = 2;
+  std::atomic<int> calls{0};
+  RunningServer s(options, [&](const ApiRequest& r) {
+    ++calls;
+    return Echo(r);
+  });
+  std::vector<std::future<int>> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.push_back(std::async(std::launch::async, [&s] {
+      httplib::Client cli("127.0.0.1", s.port());
+      cli.set_keep_alive(true);
+      int ok = 0;
+      for (int i = 0; i < 25; ++i) {
+        auto res = cli.Get("/n");
+        ok += res && res->status == 200;
+      }
+      return ok;
+    }));
+  }
+  int ok = 0;
+  for (auto& c : clients) ok += c.get();
+  EXPECT_EQ(ok, 200);
+  EXPECT_EQ(calls.load(), 200);
+  s.server().Stop();
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
 }
 
 TEST(HttpServerTest, KeepAliveServesTwoRequestsOnOneConnection) {

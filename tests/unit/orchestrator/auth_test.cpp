@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "orchestrator/api_query.h"
-
 namespace icewarden {
 namespace {
 
@@ -56,39 +54,6 @@ TEST(TokenVerifierTest, MatchesOnlyTheExactSecret) {
 TEST(TokenVerifierTest, EmptySecretNeverMatches) {
   TokenVerifier v({ApiToken{"blank", Role::kAdmin, Secret("")}});
   EXPECT_FALSE(v.Verify(""));
-}
-
-TEST(QueryParamsTest, DecodesAndSplits) {
-  auto q = QueryParams::Parse("owner=us%2Deast-1&target=a+b&&flag");
-  ASSERT_TRUE(q.ok()) << q.status().ToString();
-  EXPECT_EQ(q->Get("owner"), "us-east-1");
-  EXPECT_EQ(q->Get("target"), "a b");
-  EXPECT_EQ(q->Get("flag"), "");
-  EXPECT_FALSE(q->Get("missing"));
-  EXPECT_TRUE(q->OnlyAllowed({"owner", "target", "flag"}).ok());
-  EXPECT_FALSE(q->OnlyAllowed({"owner"}).ok());
-}
-
-TEST(QueryParamsTest, RejectsBadEscapesDuplicatesAndTooMany) {
-  EXPECT_FALSE(QueryParams::Parse("a=%4").ok());
-  EXPECT_FALSE(QueryParams::Parse("a=%g1").ok());
-  EXPECT_FALSE(QueryParams::Parse("a=%00").ok());
-  EXPECT_FALSE(QueryParams::Parse("a=1&a=1").ok());
-  std::string many;
-  for (int i = 0; i <= static_cast<int>(QueryParams::kMaxParams); ++i)
-    many += "p" + std::to_string(i) + "=1&";
-  EXPECT_FALSE(QueryParams::Parse(many).ok());
-}
-
-TEST(QueryParamsTest, IntegerIsRangeChecked) {
-  auto q = QueryParams::Parse("limit=42&bad=4x");
-  ASSERT_TRUE(q.ok());
-  EXPECT_EQ(*q->Integer("limit", 7, 1, 100), 42);
-  EXPECT_EQ(*q->Integer("absent", 7, 1, 100), 7);
-  EXPECT_FALSE(q->Integer("limit", 7, 1, 10).ok());
-  auto bad = q->Integer("bad", 7, 1, 100);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "bad must be an integer from 1 to 100, got '4x'");
 }
 
 }  // namespace
