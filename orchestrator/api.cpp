@@ -1,0 +1,335 @@
+#include "orchestrator/api.h"
+
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "orchestrator/api_json.h"
+#include "orchestrator/api_query.h"
+#include "orchestrator/auth.h"
+#include "orchestrator/metrics_exposition.h"
+
+#ifndef ICEWARDEN_VERSION
+#define ICEWARDEN_VERSION "0.1.0"
+#endif
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kDefaultOwnershipLimit = 1000;
+constexpr std::int64_t kMaxOwnershipLimit = 10000;
+constexpr std::int64_t kDefaultListLimit = 100;
+constexpr std::int64_t kMaxListLimit = 1000;
+constexpr std::size_t kMaxAuthorizationBytes = 4096;
+constexpr std::size_t kMaxFilterBytes = 1024;
+
+ApiResponse JsonResponse(int status, const json& body) {
+  ApiResponse res;
+  res.status = status;
+  res.body = DumpJson(body);
+  return res;
+}
+
+ApiResponse BadRequest(const std::string& message) {
+  return JsonErrorResponse(400, "bad_request", message);
+}
+
+ApiResponse StoreError(const Status& status) {
+  return JsonErrorResponse(500, "store_error", "state store failed: " + status.ToString());
+}
+
+ApiResponse Unauthorized(const std::string& message, bool token_was_sent) {
+  ApiResponse res = JsonErrorResponse(401, "unauthorized", message);
+  res.headers.emplace_back("WWW-Authenticate",
+                           token_was_sent ? "Bearer realm=\"icewarden\", error=\"invalid_token\""
+                                          : "Bearer realm=\"icewarden\"");
+  return res;
+}
+
+// A free-text filter parameter: present means non-empty and bounded.
+Result<std::optional<std::string>> Filter(const QueryParams& query, std::string_view name,
+                                          std::string_view example) {
+  auto v = query.Get(name);
+  if (!v) return std::optional<std::string>();
+  if (v->empty() || v->size() > kMaxFilterBytes) {
+    return Status::InvalidArgument(std::string(name) + " must be non-empty and at most " +
+                                   std::to_string(kMaxFilterBytes) + " bytes, e.g. " +
+                                   std::string(example));
+  }
+  return v;
+}
+
+// What a route handler is given: the checked query and, for ".../{id}" routes, the
+// decoded id.
+struct Call {
+  const QueryParams& query;
+  const std::string& id;
+};
+
+}  // namespace
+
+ApiResponse JsonErrorResponse(int status, std::string_view code, std::string_view message) {
+  ApiResponse res;
+  res.status = status;
+  res.body = ErrorJson(code, message);
+  return res;
+}
+
+class Api::Impl {
+ public:
+  Impl(const ApiConfig& config, StateStore& store, const Clock& clock, std::function<bool()> ready)
+      : verifier_(config.tokens), store_(store), clock_(clock), ready_(std::move(ready)) {}
+
+  ApiResponse Handle(const ApiRequest& request) {
+    ApiResponse res;
+    try {
+      res = Dispatch(request);
+    } catch (const std::exception& e) {
+      res = JsonErrorResponse(500, "internal", std::string("unexpected error: ") + e.what());
+    } catch (...) {
+      res = JsonErrorResponse(500, "internal", "unexpected error");
+    }
+    CountResponse(res.status);
+    return res;
+  }
+
+  void CountResponse(int status) {
+    std::lock_guard lock(mu_);
+    ++responses_[status];
+  }
+
+ private:
+  using RouteFn = ApiResponse (Impl::*)(const Call&);
+  struct Route {
+    std::string_view pattern;  // exact path, or a prefix followed by "{id}" (one segment)
+    std::optional<Permission> permission;  // nullopt: no token needed
+    std::vector<std::string_view> params;  // the query parameters it accepts
+    RouteFn fn;
+  };
+
+  // The route table, read top to bottom.
+  static const std::vector<Route>& Routes() {
+    static const std::vector<Route> kRoutes = {
+        {"/healthz", std::nullopt, {}, &Impl::Healthz},
+        {"/readyz", std::nullopt, {}, &Impl::Readyz},
+        {"/metrics", std::nullopt, {}, &Impl::Metrics},
+        {"/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
+        {"/api/v1/ownership",
+         Permission::kReadOwnership,
+         {"owner", "after", "limit"},
+         &Impl::OwnershipList},
+        {"/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
+        {"/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
+        {"/api/v1/audit", Permission::kReadAudit, {"after_seq", "limit", "target"}, &Impl::Audit},
+    };
+    return kRoutes;
+  }
+
+  // The route whose pattern matches `path`, with the raw id segment for "{id}" routes.
+  static const Route* Match(std::string_view path, std::string_view* id) {
+    constexpr std::string_view kId = "{id}";
+    for (const Route& r : Routes()) {
+      if (!r.pattern.ends_with(kId)) {
+        if (path == r.pattern) return &r;
+        continue;
+      }
+      const std::string_view prefix = r.pattern.substr(0, r.pattern.size() - kId.size());
+      if (!path.starts_with(prefix)) continue;
+      const std::string_view rest = path.substr(prefix.size());
+      if (rest.empty() || rest.find('/') != std::string_view::npos) continue;
+      *id = rest;
+      return &r;
+    }
+    return nullptr;
+  }
+
+  ApiResponse Dispatch(const ApiRequest& req) {
+    if (req.body.size() > kApiMaxBodyBytes) {
+      return JsonErrorResponse(413, "payload_too_large",
+                               "request body is " + std::to_string(req.body.size()) +
+                                   " bytes; the limit is " + std::to_string(kApiMaxBodyBytes));
+    }
+    if (req.target.size() > kApiMaxTargetBytes) {
+      return JsonErrorResponse(
+          414, "uri_too_long",
+          "request target is longer than " + std::to_string(kApiMaxTargetBytes) + " bytes");
+    }
+    const SplitTarget target = SplitRequestTarget(req.target);
+    std::string_view raw_id;
+    const Route* route = Match(target.path, &raw_id);
+    if (route == nullptr) {
+      return JsonErrorResponse(404, "not_found",
+                               "no route for " + std::string(target.path) +
+                                   "; routes are /api/v1/{regions,ownership,failovers,audit}, "
+                                   "/api/v1/failovers/{id}, /healthz, /readyz, /metrics");
+    }
+    if (req.method != "GET") {
+      ApiResponse res = JsonErrorResponse(
+          405, "method_not_allowed",
+          "method " + req.method + " is not allowed on " + std::string(target.path) + "; use GET");
+      res.headers.emplace_back("Allow", "GET");
+      return res;
+    }
+    if (route->permission) {
+      if (auto denied = Authorize(req, *route->permission)) return *std::move(denied);
+    }
+    auto query = QueryParams::Parse(target.query);
+    if (!query.ok()) return BadRequest(query.status().message());
+    if (Status s = query->OnlyAllowed(route->params); !s.ok()) return BadRequest(s.message());
+    auto id = PercentDecode(raw_id, /*plus_is_space=*/false);
+    if (!id.ok()) return BadRequest("bad id in path: " + id.status().message());
+    return (this->*(route->fn))(Call{*query, *id});
+  }
+
+  // nullopt when the request carries a token whose role holds `permission`; otherwise the
+  // 401 or 403 to send.
+  std::optional<ApiResponse> Authorize(const ApiRequest& req, Permission permission) const {
+    auto header = req.headers.find("authorization");
+    if (header == req.headers.end()) {
+      return Unauthorized("missing bearer token: send Authorization: Bearer TOKEN", false);
+    }
+    if (header->second.size() > kMaxAuthorizationBytes) {
+      return Unauthorized("Authorization header is too long", true);
+    }
+    auto token = BearerToken(header->second);
+    if (!token) {
+      return Unauthorized("Authorization header is not a bearer token: send Bearer TOKEN", true);
+    }
+    auto principal = verifier_.Verify(*token);
+    if (!principal) return Unauthorized("invalid bearer token", true);
+    if (!RoleAllows(principal->role, permission)) {
+      return JsonErrorResponse(403, "forbidden",
+                               "token '" + principal->name + "' may not " +
+                                   PermissionName(permission) + "; that needs the " +
+                                   RolesAllowedTo(permission) + " role");
+    }
+    return std::nullopt;
+  }
+
+  // ---- Routes ----
+
+  ApiResponse Healthz(const Call&) { return JsonResponse(200, {{"status", "ok"}}); }
+
+  ApiResponse Readyz(const Call&) {
+    const bool ready = !ready_ || ready_();
+    return JsonResponse(ready ? 200 : 503, {{"status", ready ? "ready" : "not_ready"}});
+  }
+
+  ApiResponse Metrics(const Call&) {
+    MetricsSnapshot snapshot;
+    snapshot.version = ICEWARDEN_VERSION;
+    {
+      std::lock_guard lock(mu_);
+      snapshot.http_responses = responses_;
+    }
+    ApiResponse res;
+    res.content_type = std::string(kMetricsContentType);
+    res.body = RenderMetrics(store_, snapshot);
+    return res;
+  }
+
+  ApiResponse Regions(const Call&) {
+    auto regions = store_.ListRegions();
+    if (!regions.ok()) return StoreError(regions.status());
+    json list = json::array();
+    for (const Region& r : *regions) list.push_back(RegionJson(r));
+    return JsonResponse(200, {{"regions", std::move(list)}});
+  }
+
+  ApiResponse OwnershipList(const Call& call) {
+    OwnershipQuery q;
+    auto owner = Filter(call.query, "owner", "owner=us-east-1");
+    if (!owner.ok()) return BadRequest(owner.status().message());
+    q.owner = *owner;
+    if (auto after = call.query.Get("after")) {
+      q.after = TableIdent::Parse(*after);
+      if (!q.after) {
+        return BadRequest(
+            "after must be a table name with its namespace, e.g. after=sales.orders "
+            "(pass the next_after of the previous page)");
+      }
+    }
+    auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+    if (!limit.ok()) return BadRequest(limit.status().message());
+    // One extra row says whether there is a next page.
+    q.limit = static_cast<std::size_t>(*limit) + 1;
+    auto rows = store_.ListOwnership(q);
+    if (!rows.ok()) return StoreError(rows.status());
+    const bool more = rows->size() > static_cast<std::size_t>(*limit);
+    if (more) rows->resize(static_cast<std::size_t>(*limit));
+    json tables = json::array();
+    for (const Ownership& o : *rows) tables.push_back(OwnershipJson(o));
+    json next = more ? json(rows->back().table.ToString()) : json(nullptr);
+    return JsonResponse(200, {{"tables", std::move(tables)}, {"next_after", std::move(next)}});
+  }
+
+  ApiResponse FailoverList(const Call& call) {
+    auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+    if (!limit.ok()) return BadRequest(limit.status().message());
+    auto failovers = store_.ListFailovers(static_cast<std::size_t>(*limit));
+    if (!failovers.ok()) return StoreError(failovers.status());
+    json list = json::array();
+    for (const Failover& f : *failovers) list.push_back(FailoverJson(f));
+    return JsonResponse(200, {{"failovers", std::move(list)}});
+  }
+
+  ApiResponse FailoverDetail(const Call& call) {
+    auto failover = store_.GetFailover(call.id);
+    if (!failover.ok()) return StoreError(failover.status());
+    if (!failover->has_value()) {
+      return JsonErrorResponse(404, "not_found", "no failover with id '" + call.id + "'");
+    }
+    auto steps = store_.ListSteps(call.id);
+    if (!steps.ok()) return StoreError(steps.status());
+    json body = FailoverJson(**failover);
+    json journal = json::array();
+    for (const StepRecord& s : *steps) journal.push_back(StepJson(s));
+    body["steps"] = std::move(journal);
+    return JsonResponse(200, body);
+  }
+
+  ApiResponse Audit(const Call& call) {
+    AuditQuery q;
+    auto after = call.query.Integer("after_seq", 0, 0, std::numeric_limits<std::int64_t>::max());
+    if (!after.ok()) return BadRequest(after.status().message());
+    q.after_seq = *after;
+    auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+    if (!limit.ok()) return BadRequest(limit.status().message());
+    q.limit = static_cast<std::size_t>(*limit) + 1;
+    auto target = Filter(call.query, "target", "target=fo-20261129-0001");
+    if (!target.ok()) return BadRequest(target.status().message());
+    q.target = *target;
+    auto events = store_.ListAudit(q);
+    if (!events.ok()) return StoreError(events.status());
+    const bool more = events->size() > static_cast<std::size_t>(*limit);
+    if (more) events->resize(static_cast<std::size_t>(*limit));
+    json list = json::array();
+    for (const AuditEvent& e : *events) list.push_back(AuditEventJson(e));
+    json next = more ? json(events->back().seq) : json(nullptr);
+    return JsonResponse(200, {{"events", std::move(list)}, {"next_after_seq", std::move(next)}});
+  }
+
+  TokenVerifier verifier_;
+  StateStore& store_;
+  const Clock& clock_;  // for time-relative fields; responses today carry stored times only
+  std::function<bool()> ready_;
+  std::mutex mu_;
+  std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
+};
+
+Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
+         std::function<bool()> ready)
+    : impl_(std::make_unique<Impl>(config, store, clock, std::move(ready))) {}
+
+Api::~Api() = default;
+
+ApiResponse Api::Handle(const ApiRequest& request) { return impl_->Handle(request); }
+
+void Api::CountResponse(int status) { impl_->CountResponse(status); }
+
+}  // namespace icewarden

@@ -1,0 +1,86 @@
+// The HTTP API as a pure function: ApiRequest in, ApiResponse out. No sockets, no Boost:
+// http_server.h does the I/O and calls Api::Handle, and the tests call it directly.
+//
+// Routes (all GET; JSON unless noted):
+//   /healthz                  200 {"status":"ok"}, no token
+//   /readyz                   200 {"status":"ready"} / 503 {"status":"not_ready"}, no token
+//   /metrics                  Prometheus text 0.0.4 (metrics_exposition.h), no token
+//   /api/v1/regions           {"regions":[...]}                         read_regions
+//   /api/v1/ownership         ?owner= &after=a.b.table &limit=1..10000 (1000)
+//                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
+//   /api/v1/failovers         ?limit=1..1000 (100), newest first        read_failovers
+//   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
+//   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
+//                             {"events":[...], "next_after_seq": N | null}    read_audit
+// Field shapes are in api_json.h; permissions per role in auth.cpp.
+//
+// Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query
+// parameter, saying which and how to fix it), 401 unauthorized (with WWW-Authenticate:
+// Bearer), 403 forbidden, 404 not_found (route or id), 405 method_not_allowed (with
+// Allow), 413 payload_too_large, 414 uri_too_long, 500 store_error (the store's Status).
+//
+// Thread-safety: Handle may be called concurrently from any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "orchestrator/config.h"
+#include "state/clock.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+
+struct ApiRequest {
+  std::string method;                          // "GET"
+  std::string target;                          // path + query, as sent: "/api/v1/audit?limit=5"
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string remote;  // "127.0.0.1:5555", for the audit log
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
+};
+
+// Largest request body Handle accepts (the server enforces the same limit while reading).
+inline constexpr std::size_t kApiMaxBodyBytes = 1 << 20;
+// Longest request target Handle accepts.
+inline constexpr std::size_t kApiMaxTargetBytes = 8192;
+
+// A JSON error response: {"error":{"code":code,"message":message}}.
+ApiResponse JsonErrorResponse(int status, std::string_view code, std::string_view message);
+
+class Api {
+ public:
+  // `store` and `clock` must outlive the Api. `ready` answers /readyz; an empty function
+  // means always ready. Tokens are copied (as digests) from `config`.
+  Api(const ApiConfig& config, StateStore& store, const Clock& clock, std::function<bool()> ready);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  // Answers one request. Reads the store; never touches a socket or the wall clock; never
+  // throws (an unexpected exception becomes a 500). Every response is counted in
+  // icewarden_http_requests_total.
+  ApiResponse Handle(const ApiRequest& request);
+
+  // Counts a response that the server produced itself (e.g. 413 while reading), so the
+  // metrics see every response.
+  void CountResponse(int status);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace icewarden

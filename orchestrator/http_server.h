@@ -1,0 +1,82 @@
+// HttpServer: the HTTP/1.1 front door of the daemon. It does the socket I/O and nothing
+// else: every complete request goes to one Handler (normally Api::Handle) and its answer is
+// written back. Built on Boost.Beast; no Boost type appears here.
+//
+// Bounds: a read timeout covers each request from its first byte (and the idle time between
+// keep-alive requests); a write timeout covers each response; bodies over body_limit are
+// answered 413 and headers over header_limit 431 by the server itself, without calling the
+// handler; malformed requests get 400; past max_connections a new connection gets 503.
+// Those responses use the API's JSON error shape.
+//
+// Shutdown: Stop(), SIGINT or SIGTERM (when handle_signals) stop accepting, close idle
+// connections, let requests already being read or answered finish (each within its
+// timeouts), and give up on stragglers after shutdown_grace. Then Run() returns.
+//
+// Thread-safety: Listen() and Run() are called once each, in that order, from one thread;
+// Stop() and port() may be called from any thread, at any time, any number of times. The
+// handler is called from the server's threads (concurrently when threads > 1). Destroy the
+// server only when Run() has returned or was never called.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "orchestrator/api.h"
+#include "orchestrator/config.h"
+#include "state/status.h"
+
+namespace icewarden {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";  // an IP address or a resolvable name
+  std::uint16_t port = 0;          // 0 picks an ephemeral port; see HttpServer::port()
+  std::size_t body_limit = 1 << 20;
+  std::size_t header_limit = 16 << 10;  // request line and headers together
+  std::size_t max_connections = 256;
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds write_timeout{10000};
+  std::chrono::milliseconds shutdown_grace{5000};
+  int threads = 1;             // threads running the event loop, including the one calling Run()
+  bool handle_signals = true;  // SIGINT and SIGTERM begin an orderly shutdown
+  // Told the status of every response the server writes itself (413, 431, 400, 503), e.g.
+  // to count it with Api::CountResponse. Optional; called from the server's threads.
+  std::function<void(int status)> on_server_response;
+};
+
+// Options for serving `api`: host and port from api.listen ("HOST:PORT", "[::1]:PORT"),
+// timeouts from the config, everything else default. kInvalidArgument for a malformed
+// listen address.
+Result<HttpServerOptions> HttpServerOptionsFor(const ApiConfig& api);
+
+class HttpServer {
+ public:
+  using Handler = std::function<ApiResponse(const ApiRequest&)>;
+
+  HttpServer(HttpServerOptions options, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens; from here on port() is the real port, connections queue in the
+  // kernel, and (with handle_signals) SIGINT/SIGTERM are caught. kInvalidArgument for a
+  // host that does not resolve, kUnavailable when the address cannot be bound.
+  Status Listen();
+  std::uint16_t port() const;
+
+  // Serves until Stop() or a signal, then shuts down as described above and returns.
+  // Returns at once if Listen() did not succeed.
+  void Run();
+
+  // Begins an orderly shutdown. Thread-safe; idempotent; may precede Run().
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace icewarden

@@ -1,0 +1,141 @@
+#include "orchestrator/metrics_exposition.h"
+
+#include <array>
+#include <vector>
+
+namespace icewarden {
+namespace {
+
+// Label values escape backslash, double quote and newline (format 0.0.4).
+std::string EscapeLabel(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+using Labels = std::vector<std::pair<std::string_view, std::string>>;
+
+class Page {
+ public:
+  void Family(std::string_view name, std::string_view help, std::string_view type) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  void Sample(std::string_view name, const Labels& labels, std::uint64_t value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i > 0) out_ += ',';
+        out_ += labels[i].first;
+        out_ += "=\"";
+        out_ += EscapeLabel(labels[i].second);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += std::to_string(value);
+    out_ += '\n';
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+constexpr std::array<RegionHealth, 3> kHealthStates{RegionHealth::kHealthy, RegionHealth::kDegraded,
+                                                    RegionHealth::kUnreachable};
+
+constexpr std::array<FailoverPhase, 12> kPhases{
+    FailoverPhase::kProposed,     FailoverPhase::kApproved,   FailoverPhase::kFencing,
+    FailoverPhase::kFenced,       FailoverPhase::kPromoting,  FailoverPhase::kVerifying,
+    FailoverPhase::kCompleted,    FailoverPhase::kAborted,    FailoverPhase::kFailed,
+    FailoverPhase::kCompensating, FailoverPhase::kRolledBack, FailoverPhase::kNeedsAttention,
+};
+
+}  // namespace
+
+std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot) {
+  auto regions = store.ListRegions();
+  auto owned = store.CountOwnershipByOwner();
+  auto active = store.ListActiveFailovers();
+  const bool store_up = regions.ok() && owned.ok() && active.ok();
+
+  Page page;
+  page.Family("icewarden_build_info", "Build information; the value is always 1.", "gauge");
+  page.Sample("icewarden_build_info", {{"version", snapshot.version}}, 1);
+
+  page.Family("icewarden_state_store_up",
+              "1 if the state store answered every read for this page, 0 if one failed.", "gauge");
+  page.Sample("icewarden_state_store_up", {}, store_up ? 1 : 0);
+
+  page.Family("icewarden_region_health",
+              "Region health: 1 for the region's current state, 0 for the others.", "gauge");
+  if (regions.ok()) {
+    for (const Region& r : *regions)
+      for (RegionHealth h : kHealthStates)
+        page.Sample("icewarden_region_health", {{"region", r.name}, {"state", RegionHealthName(h)}},
+                    r.health == h ? 1 : 0);
+  }
+
+  page.Family("icewarden_region_fenced", "1 if the region is fenced (may not commit), else 0.",
+              "gauge");
+  if (regions.ok()) {
+    for (const Region& r : *regions)
+      page.Sample("icewarden_region_fenced", {{"region", r.name}}, r.fenced ? 1 : 0);
+  }
+
+  page.Family("icewarden_region_maintenance", "1 if the region is in maintenance, else 0.",
+              "gauge");
+  if (regions.ok()) {
+    for (const Region& r : *regions)
+      page.Sample("icewarden_region_maintenance", {{"region", r.name}}, r.maintenance ? 1 : 0);
+  }
+
+  page.Family("icewarden_tables_owned", "Tables whose writes the region owns.", "gauge");
+  if (owned.ok()) {
+    for (const auto& [region, count] : *owned)
+      page.Sample("icewarden_tables_owned", {{"region", region}},
+                  static_cast<std::uint64_t>(count < 0 ? 0 : count));
+  }
+
+  page.Family("icewarden_failovers", "Active (not terminal) failovers by phase.", "gauge");
+  if (active.ok()) {
+    for (FailoverPhase p : kPhases) {
+      if (IsTerminal(p)) continue;
+      std::uint64_t n = 0;
+      for (const Failover& f : *active) n += f.phase == p ? 1 : 0;
+      page.Sample("icewarden_failovers", {{"phase", FailoverPhaseName(p)}}, n);
+    }
+  }
+
+  page.Family("icewarden_http_requests_total", "HTTP API responses sent, by status code.",
+              "counter");
+  for (const auto& [code, count] : snapshot.http_responses)
+    page.Sample("icewarden_http_requests_total", {{"code", std::to_string(code)}}, count);
+
+  return page.Take();
+}
+
+}  // namespace icewarden

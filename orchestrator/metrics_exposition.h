@@ -1,0 +1,37 @@
+// The /metrics page: icewarden's state in the Prometheus text exposition format 0.0.4
+// (https://prometheus.io/docs/instrumenting/exposition_formats/), checked by
+// `promtool check metrics` in the tests.
+// Thread-safety: RenderMetrics reads the store (which serialises itself) and its arguments.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "state/state_store.h"
+
+namespace icewarden {
+
+// The Content-Type of the page.
+inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+struct MetricsSnapshot {
+  std::string version;                          // icewarden_build_info{version}
+  std::map<int, std::uint64_t> http_responses;  // status code → responses sent
+};
+
+// Families, each with # HELP and # TYPE:
+//   icewarden_build_info{version}                 gauge, always 1
+//   icewarden_state_store_up                      gauge, 0 when a store read failed
+//   icewarden_region_health{region,state}         gauge, 1 for the current state, 0 otherwise
+//   icewarden_region_fenced{region}               gauge 0/1
+//   icewarden_region_maintenance{region}          gauge 0/1
+//   icewarden_tables_owned{region}                gauge, from CountOwnershipByOwner
+//   icewarden_failovers{phase}                    gauge, active failovers per non-terminal phase
+//   icewarden_http_requests_total{code}           counter
+// A store failure does not fail the page: the store-derived families are left without
+// samples and icewarden_state_store_up is 0, so the scrape still works and can alert.
+std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot);
+
+}  // namespace icewarden

@@ -1,0 +1,352 @@
+// HttpServer over real loopback sockets: cpp-httplib as a well-behaved client, raw sockets
+// for the badly behaved ones.
+#include "orchestrator/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "orchestrator/api.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_store.h"
+
+namespace icewarden {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+// Echoes what the server told it, so tests can see the request as the handler does.
+ApiResponse Echo(const ApiRequest& req) {
+  auto header = req.headers.find("x-test");
+  ApiResponse res;
+  res.body = json{{"method", req.method},
+                  {"target", req.target},
+                  {"remote", req.remote},
+                  {"body_bytes", req.body.size()},
+                  {"x_test", header == req.headers.end() ? "" : header->second}}
+                 .dump();
+  return res;
+}
+
+HttpServerOptions TestOptions() {
+  HttpServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.read_timeout = 2000ms;
+  o.write_timeout = 2000ms;
+  o.shutdown_grace = 2000ms;
+  o.handle_signals = false;
+  return o;
+}
+
+// A server running Run() on its own thread; stopped and joined on destruction.
+class RunningServer {
+ public:
+  RunningServer(HttpServerOptions options, HttpServer::Handler handler)
+      : server_(std::move(options), std::move(handler)) {
+    Status s = server_.Listen();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_NE(server_.port(), 0);
+    returned_ = std::async(std::launch::async, [this] { server_.Run(); });
+  }
+  ~RunningServer() {
+    server_.Stop();
+    returned_.wait();
+  }
+
+  HttpServer& server() { return server_; }
+  int port() { return server_.port(); }
+  // True when Run() returns within `timeout`.
+  bool RunReturnsWithin(std::chrono::milliseconds timeout) {
+    return returned_.wait_for(timeout) == std::future_status::ready;
+  }
+
+ private:
+  HttpServer server_;
+  std::future<void> returned_;
+};
+
+// A raw loopback TCP connection for clients httplib will not imitate.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+
+  bool Send(std::string_view data) {
+    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+  }
+
+  // Reads until the peer closes (true) or `timeout` passes with the connection open (false).
+  bool ReadUntilClosed(std::chrono::milliseconds timeout, std::string* received) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left <= 0ms) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return true;  // EOF or reset: closed either way
+      received->append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+TEST(HttpServerTest, ServesAGetAndTellsTheHandlerWhoAsked) {
+  RunningServer s(TestOptions(), Echo);
+  httplib::Client cli("127.0.0.1", s.port());
+  auto res = cli.Get("/api/v1/regions?x=1", {{"X-Test", "hello"}});
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  json body = json::parse(res->body);
+  EXPECT_EQ(body["method"], "GET");
+  EXPECT_EQ(body["target"], "/api/v1/regions?x=1");
+  EXPECT_EQ(body["x_test"], "hello");
+  EXPECT_EQ(body["remote"].get<std::string>().rfind("127.0.0.1:", 0), 0u) << body["remote"];
+}
+
+TEST(HttpServerTest, ServesTheApi) {
+  testing::FakeClock clock;
+  testing::FakeStore store(clock);
+  ApiConfig config;
+  Api api(config, store, clock, [] { return true; });
+  RunningServer s(TestOptions(), [&api](const ApiRequest& r) { return api.Handle(r); });
+  httplib::Client cli("127.0.0.1", s.port());
+  auto health = cli.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(json::parse(health->body), json({{"status", "ok"}}));
+  auto regions = cli.Get("/api/v1/regions");
+  ASSERT_TRUE(regions);
+  EXPECT_EQ(regions->status, 401);
+  EXPECT_EQ(regions->get_header_value("WWW-Authenticate"), "Bearer realm=\"icewarden\"");
+}
+
+TEST(HttpServerTest, OversizedBodyGets413JsonWithoutCallingTheHandler) {
+  std::atomic<int> calls{0};
+  std::atomic<int> local_413{0};
+  HttpServerOptions options = TestOptions();
+  options.on_server_response = [&](int status) { local_413 += status == 413; };
+  RunningServer s(options, [&](const ApiRequest& r) {
+    ++calls;
+    return Echo(r);
+  });
+  httplib::Client cli("127.0.0.1", s.port());
+  cli.set_read_timeout(5, 0);
+  cli.set_write_timeout(5, 0);
+  auto res = cli.Post("/api/v1/anything", std::string(2 << 20, 'x'), "application/octet-stream");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "payload_too_large");
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(local_413.load(), 1);
+  // The server is still fine afterwards.
+  httplib::Client again("127.0.0.1", s.port());
+  auto ok = again.Post("/small", std::string(1000, 'x'), "text/plain");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(json::parse(ok->body)["body_bytes"], 1000);
+}
+
+TEST(HttpServerTest, SlowClientIsDisconnectedAfterTheReadTimeout) {
+  HttpServerOptions options = TestOptions();
+  options.read_timeout = 200ms;
+  std::atomic<int> calls{0};
+  RunningServer s(options, [&](const ApiRequest& r) {
+    ++calls;
+    return Echo(r);
+  });
+  RawConnection conn(s.port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: "));
+  std::string received;
+  // Generous bound: the assertion is that the server closes, not how fast.
+  EXPECT_TRUE(conn.ReadUntilClosed(10s, &received)) << "connection still open";
+  EXPECT_EQ(received, "");
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(HttpServerTest, MalformedRequestGets400Json) {
+  RunningServer s(TestOptions(), Echo);
+  RawConnection conn(s.port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.Send("GET /healthz HTTP/1.1\r\nBad Header Without Colon\r\n\r\n"));
+  std::string received;
+  EXPECT_TRUE(conn.ReadUntilClosed(10s, &received));
+  EXPECT_EQ(received.rfind("HTTP/1.1 400", 0), 0u) << received;
+  EXPECT_NE(received.find("\"bad_request\""), std::string::npos) << received;
+}
+
+TEST(HttpServerTest, OversizedHeadersGet431Json) {
+  HttpServerOptions options = TestOptions();
+  options.header_limit = 4096;
+  RunningServer s(options, Echo);
+  httplib::Client cli("127.0.0.1", s.port());
+  auto res = cli.Get("/big", {{"X-Test", std::string(8192, 'h')}});
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 431);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "request_header_fields_too_large");
+}
+
+TEST(HttpServerTest, SeveralThreadsServeConcurrentClients) {
+  HttpServerOptions options = TestOptions();
+  options.threads = 2;
+  std::atomic<int> calls{0};
+  RunningServer s(options, [&](const ApiRequest& r) {
+    ++calls;
+    return Echo(r);
+  });
+  std::vector<std::future<int>> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.push_back(std::async(std::launch::async, [&s] {
+      httplib::Client cli("127.0.0.1", s.port());
+      cli.set_keep_alive(true);
+      int ok = 0;
+      for (int i = 0; i < 25; ++i) {
+        auto res = cli.Get("/n");
+        ok += res && res->status == 200;
+      }
+      return ok;
+    }));
+  }
+  int ok = 0;
+  for (auto& c : clients) ok += c.get();
+  EXPECT_EQ(ok, 200);
+  EXPECT_EQ(calls.load(), 200);
+  s.server().Stop();
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
+}
+
+TEST(HttpServerTest, KeepAliveServesTwoRequestsOnOneConnection) {
+  RunningServer s(TestOptions(), Echo);
+  httplib::Client cli("127.0.0.1", s.port());
+  cli.set_keep_alive(true);
+  auto first = cli.Get("/one");
+  auto second = cli.Get("/two");
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(json::parse(second->body)["target"], "/two");
+  // Same client port: the same TCP connection.
+  EXPECT_EQ(json::parse(first->body)["remote"], json::parse(second->body)["remote"]);
+}
+
+TEST(HttpServerTest, StopMakesRunReturnEvenWithAnIdleKeepAliveConnection) {
+  RunningServer s(TestOptions(), Echo);
+  httplib::Client cli("127.0.0.1", s.port());
+  cli.set_keep_alive(true);
+  ASSERT_TRUE(cli.Get("/warm"));
+  s.server().Stop();
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
+  s.server().Stop();  // idempotent
+}
+
+TEST(HttpServerTest, StopLetsAnInFlightRequestFinish) {
+  std::promise<void> entered;
+  std::atomic<bool> release{false};
+  RunningServer s(TestOptions(), [&](const ApiRequest& r) {
+    entered.set_value();
+    while (!release) std::this_thread::sleep_for(5ms);
+    return Echo(r);
+  });
+  auto reply = std::async(std::launch::async, [&] {
+    httplib::Client cli("127.0.0.1", s.port());
+    cli.set_read_timeout(10, 0);
+    return cli.Get("/slow");
+  });
+  entered.get_future().wait();
+  s.server().Stop();
+  release = true;
+  auto res = reply.get();
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Connection"), "close");
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
+}
+
+TEST(HttpServerTest, StopBeforeRunReturnsAtOnce) {
+  HttpServer server(TestOptions(), Echo);
+  ASSERT_TRUE(server.Listen().ok());
+  server.Stop();
+  auto done = std::async(std::launch::async, [&] { server.Run(); });
+  EXPECT_EQ(done.wait_for(10s), std::future_status::ready);
+}
+
+TEST(HttpServerTest, SigtermStopsTheServer) {
+  HttpServerOptions options = TestOptions();
+  options.handle_signals = true;
+  HttpServer server(options, Echo);
+  ASSERT_TRUE(server.Listen().ok());  // signals are caught from here on
+  auto done = std::async(std::launch::async, [&] { server.Run(); });
+  httplib::Client cli("127.0.0.1", server.port());
+  ASSERT_TRUE(cli.Get("/before"));
+  std::raise(SIGTERM);
+  EXPECT_EQ(done.wait_for(10s), std::future_status::ready);
+}
+
+TEST(HttpServerTest, ConnectionsPastTheLimitGet503) {
+  HttpServerOptions options = TestOptions();
+  options.max_connections = 1;
+  RunningServer s(options, Echo);
+  httplib::Client first("127.0.0.1", s.port());
+  first.set_keep_alive(true);
+  ASSERT_TRUE(first.Get("/hold"));  // stays open, idle
+  httplib::Client second("127.0.0.1", s.port());
+  auto res = second.Get("/refused");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "unavailable");
+}
+
+TEST(HttpServerTest, ListenFailsWithAMessageWhenThePortIsTaken) {
+  RunningServer s(TestOptions(), Echo);
+  HttpServerOptions options = TestOptions();
+  options.port = static_cast<std::uint16_t>(s.port());
+  HttpServer clash(options, Echo);
+  Status st = clash.Listen();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("cannot listen on 127.0.0.1:"), std::string::npos) << st.message();
+  clash.Run();  // returns at once: never listened
+}
+
+TEST(HttpServerOptionsForTest, ParsesListenAndTimeouts) {
+  ApiConfig api;
+  api.listen = "[::1]:8480";
+  api.read_timeout = 1500ms;
+  auto o = HttpServerOptionsFor(api);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->host, "::1");
+  EXPECT_EQ(o->port, 8480);
+  EXPECT_EQ(o->read_timeout, 1500ms);
+  for (const char* bad : {"8480", ":8480", "host:", "host:99999", "host:80x"}) {
+    api.listen = bad;
+    EXPECT_FALSE(HttpServerOptionsFor(api).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace icewarden

@@ -1,0 +1,60 @@
+#include "orchestrator/auth.h"
+
+#include <gtest/gtest.h>
+
+namespace icewarden {
+namespace {
+
+TEST(RoleAllowsTest, ViewerReadsEverythingButTheAuditLog) {
+  EXPECT_TRUE(RoleAllows(Role::kViewer, Permission::kReadRegions));
+  EXPECT_TRUE(RoleAllows(Role::kViewer, Permission::kReadOwnership));
+  EXPECT_TRUE(RoleAllows(Role::kViewer, Permission::kReadFailovers));
+  EXPECT_FALSE(RoleAllows(Role::kViewer, Permission::kReadAudit));
+  EXPECT_FALSE(RoleAllows(Role::kViewer, Permission::kProposeFailover));
+}
+
+TEST(RoleAllowsTest, OperatorProposesAndAbortsApproverApprovesAdminDoesAll) {
+  EXPECT_TRUE(RoleAllows(Role::kOperator, Permission::kProposeFailover));
+  EXPECT_TRUE(RoleAllows(Role::kOperator, Permission::kAbortFailover));
+  EXPECT_FALSE(RoleAllows(Role::kOperator, Permission::kApproveFailover));
+  EXPECT_TRUE(RoleAllows(Role::kApprover, Permission::kApproveFailover));
+  EXPECT_FALSE(RoleAllows(Role::kApprover, Permission::kProposeFailover));
+  for (Permission p :
+       {Permission::kReadRegions, Permission::kReadOwnership, Permission::kReadFailovers,
+        Permission::kReadAudit, Permission::kProposeFailover, Permission::kApproveFailover,
+        Permission::kAbortFailover})
+    EXPECT_TRUE(RoleAllows(Role::kAdmin, p)) << PermissionName(p);
+  EXPECT_EQ(RolesAllowedTo(Permission::kReadAudit), "operator, approver or admin");
+  EXPECT_EQ(RolesAllowedTo(Permission::kApproveFailover), "approver or admin");
+}
+
+TEST(BearerTokenTest, ParsesTheSchemeCaseInsensitively) {
+  EXPECT_EQ(BearerToken("Bearer abc"), "abc");
+  EXPECT_EQ(BearerToken("bearer   abc  "), "abc");
+  EXPECT_EQ(BearerToken("BEARER abc"), "abc");
+  EXPECT_FALSE(BearerToken("Bearer"));
+  EXPECT_FALSE(BearerToken("Bearer "));
+  EXPECT_FALSE(BearerToken("Bearerabc"));
+  EXPECT_FALSE(BearerToken("Basic abc"));
+  EXPECT_FALSE(BearerToken("Bearer a b"));
+}
+
+TEST(TokenVerifierTest, MatchesOnlyTheExactSecret) {
+  TokenVerifier v({ApiToken{"vera", Role::kViewer, Secret("s3cret")},
+                   ApiToken{"root", Role::kAdmin, Secret("other")}});
+  auto p = v.Verify("other");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->name, "root");
+  EXPECT_EQ(p->role, Role::kAdmin);
+  EXPECT_FALSE(v.Verify("s3cre"));
+  EXPECT_FALSE(v.Verify("s3cret "));
+  EXPECT_FALSE(v.Verify(""));
+}
+
+TEST(TokenVerifierTest, EmptySecretNeverMatches) {
+  TokenVerifier v({ApiToken{"blank", Role::kAdmin, Secret("")}});
+  EXPECT_FALSE(v.Verify(""));
+}
+
+}  // namespace
+}  // namespace icewarden
