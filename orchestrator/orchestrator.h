@@ -21,8 +21,8 @@ class StateStore;
 struct Config;
 
 struct Decision {
-  std::string subject;  // "us-east-1", "fo-...", "sales.orders"
-  std::string reason;   // "us-east-1 recorded: in config, awaiting first probe rounds"
+  std::string subject{};  // "us-east-1", "fo-...", "sales.orders"
+  std::string reason{};   // "us-east-1 recorded: in config, awaiting first probe rounds"
 };
 
 class Orchestrator {

@@ -1,9 +1,9 @@
 #include "orchestrator/serve.h"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -20,21 +20,6 @@ namespace {
 
 void PrintErrors(const std::vector<ConfigError>& errors) {
   for (const auto& e : errors) std::cerr << e.ToString() << '\n';
-}
-
-// "127.0.0.1:8480" -> host and port. The config validator has checked the form already;
-// this also guards the --listen override.
-bool SplitListen(const std::string& listen, std::string& host, std::uint16_t& port) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  host = listen.substr(0, colon);
-  const char* first = listen.data() + colon + 1;
-  const char* last = listen.data() + listen.size();
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || first == last || value > 65535) return false;
-  port = static_cast<std::uint16_t>(value);
-  return true;
 }
 
 }  // namespace
@@ -54,6 +39,8 @@ int CmdConfigValidate(const std::string& path) {
 }
 
 int CmdServe(const ServeOptions& options) {
+  // Logs go to stderr: stdout carries the one "serving" line that scripts read.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("icewarden"));
   ConfigLoad load = LoadConfig(options.config_path);
   if (!load.errors.empty()) {
     PrintErrors(load.errors);
@@ -63,14 +50,12 @@ int CmdServe(const ServeOptions& options) {
   if (!options.listen.empty()) config.api.listen = options.listen;
   if (!options.state_path.empty()) config.state.path = options.state_path;
 
-  HttpServerOptions http;
-  if (!SplitListen(config.api.listen, http.host, http.port)) {
-    std::cerr << "icewarden: --listen " << config.api.listen << ": expected HOST:PORT\n";
+  auto http = HttpServerOptionsFor(config.api);
+  if (!http.ok()) {
+    std::cerr << "icewarden: api.listen " << config.api.listen << ": " << http.status().message()
+              << '\n';
     return kExitUsage;
   }
-  http.read_timeout = config.api.read_timeout;
-  http.write_timeout = config.api.write_timeout;
-
   auto clock = SystemClock();
   std::filesystem::path state_path = config.state.path;
   if (state_path.has_parent_path()) std::filesystem::create_directories(state_path.parent_path());
@@ -90,14 +75,15 @@ int CmdServe(const ServeOptions& options) {
 
   std::atomic<bool> ready{false};
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });
-  HttpServer server(http, [&api](const ApiRequest& request) { return api.Handle(request); });
+  http->on_server_response = [&api](int status) { api.CountResponse(status); };
+  HttpServer server(*http, [&api](const ApiRequest& request) { return api.Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {
     spdlog::error("cannot listen on {}: {}", config.api.listen, s.ToString());
     return kExitFailed;
   }
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
-  std::cout << "icewarden: serving http://" << http.host << ":" << server.port() << " (state "
+  std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
             << config.state.path << ")" << std::endl;
   server.Run();
   spdlog::info("stopped: signal received, in-flight requests finished");

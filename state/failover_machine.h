@@ -44,10 +44,10 @@ enum class ActorKind { kOperator, kApprover, kAdmin, kExecutor, kWebhook, kProbe
 const char* ActorKindName(ActorKind a);
 
 struct FailoverInput {
-  FailoverEvent event;
+  FailoverEvent event{};
   ActorKind actor_kind = ActorKind::kOperator;
-  std::string actor;   // identity: token name, "executor", "webhook:alertmanager"
-  std::string reason;  // required for approve, abort and operator fencing confirmations
+  std::string actor{};   // identity: token name, "executor", "webhook:alertmanager"
+  std::string reason{};  // required for approve, abort and operator fencing confirmations
   FencingKind fencing_kind = FencingKind::kOperator;  // for kConfirmFencing
   UnixMillis at = 0;
 };
@@ -61,7 +61,7 @@ struct FailoverDecision {
   bool accepted = false;  // false: refused; `next` equals the input
   Failover next;
   // "fo-1 fenced: operator alice confirmed fencing: us-east-1 catalog powered off"
-  std::string reason;
+  std::string reason{};
 };
 
 FailoverDecision ApplyFailoverEvent(const Failover& current, const FailoverInput& input,

@@ -31,10 +31,10 @@ enum class EventSource { kProbe, kWebhook, kOperator, kOrchestrator };
 const char* EventSourceName(EventSource s);
 
 struct HealthInput {
-  HealthEvent event;
+  HealthEvent event{};
   EventSource source = EventSource::kProbe;
-  std::string probe;   // the probe kind for probe rounds, e.g. "catalog_config"
-  std::string detail;  // "connection refused", or the operator's reason
+  std::string probe{};   // the probe kind for probe rounds, e.g. "catalog_config"
+  std::string detail{};  // "connection refused", or the operator's reason
   UnixMillis at = 0;
 };
 
@@ -48,7 +48,7 @@ struct HealthDecision {
   bool changed = false;   // health or an overlay changed (counters alone do not count)
   Region next;
   // "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused"
-  std::string reason;
+  std::string reason{};
 };
 
 HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,

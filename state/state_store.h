@@ -34,16 +34,16 @@
 namespace icewarden {
 
 struct OwnershipQuery {
-  std::optional<std::string> owner;  // only tables owned by this region
+  std::optional<std::string> owner{};  // only tables owned by this region
   // Resume after this table (exclusive), in (namespace, name) order; for paging.
-  std::optional<TableIdent> after;
+  std::optional<TableIdent> after{};
   std::size_t limit = 1000;  // at most this many rows; 0 means no limit
 };
 
 struct AuditQuery {
   std::int64_t after_seq = 0;  // events with seq > after_seq
   std::size_t limit = 100;
-  std::optional<std::string> target;  // only events about this target
+  std::optional<std::string> target{};  // only events about this target
 };
 
 class StateStore {

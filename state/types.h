@@ -23,14 +23,14 @@ const char* RegionHealthName(RegionHealth h);
 std::optional<RegionHealth> ParseRegionHealth(std::string_view s);
 
 struct Region {
-  std::string name;  // "us-east-1"
+  std::string name{};  // "us-east-1"
   RegionHealth health = RegionHealth::kHealthy;
   // Administrative overlays, set only by the orchestrator or an operator, never by a probe.
   bool fenced = false;
   bool maintenance = false;
   int consecutive_failures = 0;   // probe rounds failed in a row (for fall)
   int consecutive_successes = 0;  // probe rounds passed in a row (for rise)
-  std::string reason;             // why it is in its current state, for people
+  std::string reason{};             // why it is in its current state, for people
   UnixMillis since = 0;           // when it entered its current health state
 };
 
@@ -38,8 +38,8 @@ struct Region {
 
 // An Iceberg table identifier: a (possibly nested) namespace and a name.
 struct TableIdent {
-  std::vector<std::string> namespace_levels;  // {"sales", "eu"}
-  std::string name;                           // "orders"
+  std::vector<std::string> namespace_levels{};  // {"sales", "eu"}
+  std::string name{};                           // "orders"
 
   // "sales.eu.orders": for people and for pattern matching.
   std::string ToString() const;
@@ -58,20 +58,20 @@ struct TableIdent {
 using Epoch = std::int64_t;
 
 struct Ownership {
-  TableIdent table;
-  std::string owner;        // region name
+  TableIdent table{};
+  std::string owner{};        // region name
   Epoch epoch = 0;          // >= 1 once recorded
   UnixMillis updated_at = 0;
-  std::string failover_id;  // the failover that last moved it; empty for the initial claim
+  std::string failover_id{};  // the failover that last moved it; empty for the initial claim
 };
 
 // One compare-and-set on a table's ownership.
 struct OwnershipChange {
-  TableIdent table;
+  TableIdent table{};
   // The epoch the caller last saw. 0 means "the table must not have an owner yet".
   Epoch expected_epoch = 0;
-  std::string new_owner;
-  std::string failover_id;  // may be empty
+  std::string new_owner{};
+  std::string failover_id{};  // may be empty
 };
 
 // ---- Failovers ----------------------------------------------------------------------------
@@ -102,8 +102,8 @@ const char* FailoverKindName(FailoverKind k);
 std::optional<FailoverKind> ParseFailoverKind(std::string_view s);
 
 struct Approval {
-  std::string by;  // the approver's identity (token name)
-  std::string reason;
+  std::string by{};  // the approver's identity (token name)
+  std::string reason{};
   UnixMillis at = 0;
 };
 
@@ -117,25 +117,25 @@ std::optional<FencingKind> ParseFencingKind(std::string_view s);
 
 struct FencingConfirmation {
   FencingKind kind = FencingKind::kOperator;
-  std::string by;      // who or what confirmed
-  std::string reason;  // required for kOperator; the evidence summary otherwise
+  std::string by{};      // who or what confirmed
+  std::string reason{};  // required for kOperator; the evidence summary otherwise
   UnixMillis at = 0;
 };
 
 struct Failover {
-  std::string id;  // "fo-20261129-0001"-style, unique
+  std::string id{};  // "fo-20261129-0001"-style, unique
   FailoverKind kind = FailoverKind::kFailover;
-  std::string scope;  // "namespace:eu.*", "tables:a.b,c.d", "owner:us-east-1"
-  std::string from;   // region losing ownership
-  std::string to;     // region gaining ownership
-  std::string runbook;
+  std::string scope{};  // "namespace:eu.*", "tables:a.b,c.d", "owner:us-east-1"
+  std::string from{};   // region losing ownership
+  std::string to{};     // region gaining ownership
+  std::string runbook{};
   FailoverPhase phase = FailoverPhase::kProposed;
-  std::string proposed_by;
-  std::string reason;  // why it was proposed
-  std::vector<Approval> approvals;
-  std::optional<FencingConfirmation> fencing;
-  std::optional<std::string> accept_data_loss;  // the reason, when guards on lag are waived
-  std::string last_reason;                      // the reason of the latest transition
+  std::string proposed_by{};
+  std::string reason{};  // why it was proposed
+  std::vector<Approval> approvals{};
+  std::optional<FencingConfirmation> fencing{};
+  std::optional<std::string> accept_data_loss{};  // the reason, when guards on lag are waived
+  std::string last_reason{};                      // the reason of the latest transition
   UnixMillis created_at = 0;
   UnixMillis updated_at = 0;
   // Bumped by every persisted change; UpdateFailover compares it (optimistic concurrency).
@@ -149,14 +149,14 @@ const char* StepStateName(StepState s);
 std::optional<StepState> ParseStepState(std::string_view s);
 
 struct StepRecord {
-  std::string failover_id;
-  std::string step_id;  // unique within the failover's runbook
-  std::string section;  // "fence" | "promote" | "verify" | "compensate"
-  std::string action;   // action kind, e.g. "dns.rfc2136"
+  std::string failover_id{};
+  std::string step_id{};  // unique within the failover's runbook
+  std::string section{};  // "fence" | "promote" | "verify" | "compensate"
+  std::string action{};   // action kind, e.g. "dns.rfc2136"
   StepState state = StepState::kPending;
   int attempt = 0;
-  std::string reason;  // the outcome, for people
-  std::string result_json;  // the action's structured result, "{}" when none
+  std::string reason{};  // the outcome, for people
+  std::string result_json{};  // the action's structured result, "{}" when none
   UnixMillis started_at = 0;
   UnixMillis finished_at = 0;
 
@@ -170,11 +170,11 @@ struct StepRecord {
 struct AuditEvent {
   std::int64_t seq = 0;  // assigned by the store on append; strictly increasing
   UnixMillis at = 0;
-  std::string actor;   // token name, "probe", "executor", "webhook:alertmanager"
-  std::string source;  // where from: "127.0.0.1:53412", "cli", "internal"
-  std::string action;  // "failover.approve", "ownership.set", "region.health"
-  std::string target;  // "fo-...", "us-east-1", "sales.orders"
-  std::string reason;  // why, in words
+  std::string actor{};   // token name, "probe", "executor", "webhook:alertmanager"
+  std::string source{};  // where from: "127.0.0.1:53412", "cli", "internal"
+  std::string action{};  // "failover.approve", "ownership.set", "region.health"
+  std::string target{};  // "fo-...", "us-east-1", "sales.orders"
+  std::string reason{};  // why, in words
   std::string detail_json = "{}";
 };
 

@@ -157,7 +157,8 @@ TEST_F(ServeCliTest, StatusOwnershipAndFailoversReadBackThroughTheCli) {
   auto audit = Cli({"audit", "list", "-o", "json"}, "operator-secret-2");
   ASSERT_EQ(audit.exit_code, 0) << audit.err;
   int recorded = 0;
-  for (const auto& e : json::parse(audit.out)["events"]) recorded += e["action"] == "region.record";
+  const json events = json::parse(audit.out)["events"];
+  for (const auto& e : events) recorded += e["action"] == "region.record";
   EXPECT_EQ(recorded, 2);
 }
 
@@ -188,7 +189,8 @@ TEST_F(ServeCliTest, SigtermStopsTheDaemonCleanlyAndStateSurvivesARestart) {
   // Regions are recorded once, not again on every start.
   auto audit = Cli({"audit", "list", "-o", "json"}, "operator-secret-2");
   int recorded = 0;
-  for (const auto& e : json::parse(audit.out)["events"]) recorded += e["action"] == "region.record";
+  const json events = json::parse(audit.out)["events"];
+  for (const auto& e : events) recorded += e["action"] == "region.record";
   EXPECT_EQ(recorded, 2);
 }
 
