@@ -7,8 +7,9 @@
 //
 // Every response body is bounded (TlsOptions has nothing to do with that; see
 // kMaxResponseBodyBytes); a larger body fails the exchange with kUnavailable.
-// Thread-safety: call Send/RunAfter only from the thread running the io_context. The
-// io_context must outlive the transport and every exchange it started.
+// Thread-safety: call Send/RunAfter only from the thread running the io_context.
+// Lifetime: the io_context must outlive the transport, and the transport must outlive every
+// exchange it started (destroy it only after the io_context has stopped running).
 #pragma once
 
 #include <cstddef>

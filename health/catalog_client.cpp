@@ -13,7 +13,8 @@ constexpr const char* kListTables = "GET /v1/{prefix}/namespaces/{namespace}/tab
 constexpr const char* kLoadTable = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}";
 constexpr const char* kUpdateTable = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}";
 
-// Namespace levels joined by the unit separator and percent-encoded: "a%1Fb".
+// Namespace levels joined by the unit separator and percent-encoded: "a%1Fb". A server's
+// `namespace-separator` override is not needed: the spec obliges servers to accept 0x1F.
 std::string EncodeNamespace(const Namespace& ns) {
   std::string joined;
   for (size_t i = 0; i < ns.size(); ++i) {
@@ -110,20 +111,25 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                    });
   }
 
-  // Runs `then` with OK once the config is known and advertises `endpoint`.
+  // Runs `then` with OK once the config is known and advertises `endpoint`. Calls that
+  // arrive while the first config request is in flight wait for it instead of sending more.
   void Prepare(const char* endpoint, std::chrono::milliseconds deadline,
                std::function<void(Status)> then) {
-    auto check = [this, endpoint, then] {
-      if (!config_->Advertises(endpoint)) {
+    auto check = [self = shared_from_this(), endpoint, then](Status config) {
+      if (!config.ok()) return then(config);
+      if (!self->config_->Advertises(endpoint)) {
         return then(
             Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint));
       }
       then(Status::Ok());
     };
-    if (config_) return check();
-    FetchConfig(deadline, [self = shared_from_this(), check, then](Result<CatalogConfig> c) {
-      if (!c.ok()) return then(c.status());
-      check();
+    if (config_) return check(Status::Ok());
+    config_waiters_.push_back(std::move(check));
+    if (config_waiters_.size() > 1) return;
+    FetchConfig(deadline, [self = shared_from_this()](Result<CatalogConfig> c) {
+      auto waiters = std::move(self->config_waiters_);
+      self->config_waiters_.clear();
+      for (auto& w : waiters) w(c.status());
     });
   }
 
@@ -347,6 +353,7 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
   std::string base_;
   std::shared_ptr<CatalogChannel> channel_;
   std::optional<CatalogConfig> config_;
+  std::vector<std::function<void(Status)>> config_waiters_;
 };
 
 CatalogClient::CatalogClient(CatalogClientOptions options, CatalogClientEnv env)

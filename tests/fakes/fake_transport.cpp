@@ -21,7 +21,7 @@ void FakeTransport::Send(HttpRequest request, std::chrono::milliseconds deadline
   const std::string got = request.method + " " + request.url;
   if (script_.empty()) {
     ADD_FAILURE() << "fake transport: unexpected request " << got;
-    done(Status::Internal("fake transport: unexpected request " + got));
+    Complete([done, got] { done(Status::Internal("fake transport: unexpected request " + got)); });
     return;
   }
   Exchange next = std::move(script_.front());
@@ -29,10 +29,29 @@ void FakeTransport::Send(HttpRequest request, std::chrono::milliseconds deadline
   const std::string want = next.method + " " + next.url;
   if (got != want) {
     ADD_FAILURE() << "fake transport: got " << got << "\n  want " << want;
-    done(Status::Internal("fake transport: got " + got + ", want " + want));
+    Complete([done, got, want] {
+      done(Status::Internal("fake transport: got " + got + ", want " + want));
+    });
     return;
   }
-  done(std::move(next.outcome));
+  Complete([done, outcome = std::move(next.outcome)] { done(outcome); });
+}
+
+void FakeTransport::Complete(std::function<void()> completion) {
+  if (hold_) {
+    held_.push_back(std::move(completion));
+  } else {
+    completion();
+  }
+}
+
+void FakeTransport::DeliverHeld() {
+  hold_ = false;
+  while (!held_.empty()) {
+    auto next = std::move(held_.front());
+    held_.pop_front();
+    next();
+  }
 }
 
 void FakeTransport::RunAfter(std::chrono::milliseconds delay, std::function<void()> fn) {

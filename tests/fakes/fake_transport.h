@@ -1,7 +1,9 @@
 // FakeTransport: a scripted HttpTransport. A test queues the exchanges it expects, in
 // order (method + exact URL -> canned response or transport error); every request is
-// recorded. Send completes synchronously, before it returns; RunAfter records the delay
-// and runs its function at once, so Retry-After waits cost no time.
+// recorded. Send completes synchronously, before it returns, unless HoldCompletions() was
+// called: then completions queue up until DeliverHeld(), which is how a test makes calls
+// overlap. RunAfter records the delay and runs its function at once, so Retry-After waits
+// cost no time.
 // A request that does not match the next expectation fails the test and gets kInternal.
 // Thread-safety: none; one test thread.
 #pragma once
@@ -24,6 +26,10 @@ class FakeTransport final : public HttpTransport {
             std::function<void(Result<HttpResponse>)> done) override;
   void RunAfter(std::chrono::milliseconds delay, std::function<void()> fn) override;
 
+  void HoldCompletions() { hold_ = true; }
+  // Delivers queued completions (and any they cause) until none is left; stops holding.
+  void DeliverHeld();
+
   const std::vector<HttpRequest>& requests() const { return requests_; }
   const std::vector<std::chrono::milliseconds>& deadlines() const { return deadlines_; }
   const std::vector<std::chrono::milliseconds>& waits() const { return waits_; }
@@ -36,7 +42,11 @@ class FakeTransport final : public HttpTransport {
     std::string url;
     Result<HttpResponse> outcome;
   };
+  void Complete(std::function<void()> completion);
+
   std::deque<Exchange> script_;
+  bool hold_ = false;
+  std::deque<std::function<void()>> held_;
   std::vector<HttpRequest> requests_;
   std::vector<std::chrono::milliseconds> deadlines_;
   std::vector<std::chrono::milliseconds> waits_;

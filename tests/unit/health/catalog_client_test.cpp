@@ -37,6 +37,24 @@ TEST_F(CatalogClientTest, FirstCallFetchesConfigAndUsesItsPrefix) {
   ASSERT_TRUE(client->config().has_value());
 }
 
+TEST_F(CatalogClientTest, OverlappingFirstCallsShareOneConfigRequest) {
+  auto client = Client();
+  transport_.HoldCompletions();
+  transport_.Expect("GET", kConfigUrl, JsonResponse(200, ConfigBody()));
+  transport_.Expect("GET", std::string(kRoot) + "/namespaces/a/tables?pageToken=&pageSize=100",
+                    JsonResponse(200, R"({"identifiers": []})"));
+  transport_.Expect("GET", std::string(kRoot) + "/namespaces/b/tables?pageToken=&pageSize=100",
+                    JsonResponse(200, R"({"identifiers": []})"));
+  Caught<std::vector<TableIdent>> a, b;
+  client->ListTables({"a"}, a.Callback());
+  client->ListTables({"b"}, b.Callback());
+  EXPECT_FALSE(a.result.has_value());
+  transport_.DeliverHeld();
+  ASSERT_TRUE(a->ok()) << a->status().ToString();
+  ASSERT_TRUE(b->ok()) << b->status().ToString();
+  EXPECT_EQ(transport_.requests().size(), 3u);
+}
+
 TEST_F(CatalogClientTest, UnadvertisedEndpointFailsWithoutARequest) {
   auto client = Client();
   LoadConfig(*client, R"("endpoints": ["GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"])");
