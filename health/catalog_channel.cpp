@@ -1,0 +1,88 @@
+#include "health/catalog_channel.h"
+
+namespace icewarden {
+
+struct CatalogChannel::Attempt {
+  HttpRequest request;
+  std::chrono::milliseconds deadline;
+  std::function<void(Result<HttpResponse>)> done;
+  std::string token;  // the OAuth2 token this attempt carries
+  bool reauthenticated = false;
+  int retries_503 = 0;
+};
+
+CatalogChannel::CatalogChannel(CatalogAuth auth, std::string base_uri, RetryPolicy retry,
+                               HttpTransport& transport, const Clock& clock)
+    : auth_kind_(auth.kind),
+      bearer_token_(auth.bearer_token),
+      retry_(retry),
+      transport_(transport),
+      clock_(clock),
+      tokens_(std::make_shared<OAuthTokenSource>(std::move(auth), std::move(base_uri), transport,
+                                                 clock)) {}
+
+Status CatalogChannel::Redact(const Status& status) const {
+  if (status.ok()) return status;
+  return Status(status.code(), tokens_->Redact(status.message()));
+}
+
+void CatalogChannel::Send(HttpRequest request, std::chrono::milliseconds deadline,
+                          std::function<void(Result<HttpResponse>)> done) {
+  auto a = std::make_shared<Attempt>();
+  a->request = std::move(request);
+  a->deadline = deadline;
+  a->done = std::move(done);
+  if (!a->request.headers.Has("Accept")) a->request.headers.Set("Accept", "application/json");
+  Authorize(std::move(a));
+}
+
+void CatalogChannel::Authorize(std::shared_ptr<Attempt> a) {
+  switch (auth_kind_) {
+    case CatalogAuth::Kind::kNone:
+      Transmit(std::move(a));
+      return;
+    case CatalogAuth::Kind::kBearerToken:
+      a->request.headers.Set("Authorization", "Bearer " + bearer_token_);
+      Transmit(std::move(a));
+      return;
+    case CatalogAuth::Kind::kOAuth2ClientCredentials:
+      tokens_->Get(a->deadline, [self = shared_from_this(), a](Result<std::string> token) {
+        if (!token.ok()) {
+          a->done(token.status());
+          return;
+        }
+        a->token = *token;
+        a->request.headers.Set("Authorization", "Bearer " + *token);
+        self->Transmit(a);
+      });
+      return;
+  }
+}
+
+void CatalogChannel::Transmit(std::shared_ptr<Attempt> a) {
+  transport_.Send(a->request, a->deadline, [self = shared_from_this(), a](Result<HttpResponse> r) {
+    if (!r.ok()) {
+      a->done(std::move(r));
+      return;
+    }
+    const int status = r->status;
+    if ((status == 401 || status == 419) &&
+        self->auth_kind_ == CatalogAuth::Kind::kOAuth2ClientCredentials && !a->reauthenticated) {
+      a->reauthenticated = true;
+      self->tokens_->Invalidate(a->token);
+      self->Authorize(a);
+      return;
+    }
+    if (status == 503 && a->retries_503 < self->retry_.max_503_retries) {
+      auto wait = ParseRetryAfter(r->headers, self->clock_.Now());
+      if (wait && *wait <= self->retry_.max_retry_after) {
+        ++a->retries_503;
+        self->transport_.RunAfter(*wait, [self, a] { self->Authorize(a); });
+        return;
+      }
+    }
+    a->done(std::move(r));
+  });
+}
+
+}  // namespace icewarden

@@ -1,0 +1,390 @@
+#include "health/catalog_client.h"
+
+#include <cctype>
+#include <utility>
+
+#include "health/catalog_json.h"
+
+namespace icewarden {
+namespace {
+
+constexpr const char* kListNamespaces = "GET /v1/{prefix}/namespaces";
+constexpr const char* kListTables = "GET /v1/{prefix}/namespaces/{namespace}/tables";
+constexpr const char* kLoadTable = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}";
+constexpr const char* kUpdateTable = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}";
+
+// Namespace levels joined by the unit separator and percent-encoded: "a%1Fb". A server's
+// `namespace-separator` override is not needed: the spec obliges servers to accept 0x1F.
+std::string EncodeNamespace(const Namespace& ns) {
+  std::string joined;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (i) joined.push_back('\x1f');
+    joined += ns[i];
+  }
+  return PercentEncode(joined);
+}
+
+std::string NamespaceForPeople(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); ++i) out += (i ? "." : "") + ns[i];
+  return out;
+}
+
+// At most 200 printable characters of a body that is not an IcebergErrorResponse.
+std::string Snippet(std::string_view body) {
+  std::string out;
+  for (char c : body.substr(0, 200))
+    out.push_back(std::isprint(static_cast<unsigned char>(c)) ? c : ' ');
+  return out;
+}
+
+// "load table sales.orders: HTTP 404 NoSuchTableException: Table does not exist: ..."
+Status StatusFromHttp(const std::string& what, const HttpResponse& r) {
+  std::string detail;
+  if (auto e = ParseIcebergError(r.body)) {
+    detail = (e->type.empty() ? "" : e->type + ": ") + e->message;
+  } else {
+    detail = Snippet(r.body);
+  }
+  std::string msg =
+      what + ": HTTP " + std::to_string(r.status) + (detail.empty() ? "" : " " + detail);
+  const int s = r.status;
+  if (s == 401 || s == 419) return Status::Unauthenticated(msg);
+  if (s == 403) return Status::PermissionDenied(msg);
+  if (s == 404) return Status::NotFound(msg);
+  if (s == 409) return Status::Conflict(msg);
+  if (s == 503) {
+    auto after = r.headers.Get("Retry-After");
+    return Status::Unavailable(msg + (after ? " (Retry-After: " + *after + ")" : ""));
+  }
+  if (s >= 400 && s < 500) return Status::InvalidArgument(msg);
+  return Status::Unavailable(msg);
+}
+
+Status Prefixed(const std::string& what, const Status& s) {
+  return Status(s.code(), what + ": " + s.message());
+}
+
+}  // namespace
+
+class CatalogClient::Core : public std::enable_shared_from_this<Core> {
+ public:
+  Core(CatalogClientOptions options, CatalogClientEnv env)
+      : options_(std::move(options)), env_(std::move(env)) {
+    base_ = options_.base_uri;
+    while (!base_.empty() && base_.back() == '/') base_.pop_back();
+    channel_ = std::make_shared<CatalogChannel>(options_.auth, base_, options_.retry,
+                                                env_.transport, env_.clock);
+  }
+
+  std::chrono::milliseconds Deadline(const CallOptions& call) const {
+    return call.deadline.value_or(options_.default_deadline);
+  }
+
+  // Every Status leaving the client passes through here.
+  template <class T>
+  void Deliver(const CatalogCallback<T>& done, Result<T> r) {
+    if (!r.ok()) {
+      done(channel_->Redact(r.status()));
+      return;
+    }
+    done(std::move(r));
+  }
+
+  void FetchConfig(std::chrono::milliseconds deadline, CatalogCallback<CatalogConfig> done) {
+    HttpRequest req;
+    req.url = base_ + "/v1/config";
+    if (!options_.warehouse.empty()) req.url += "?warehouse=" + PercentEncode(options_.warehouse);
+    channel_->Send(std::move(req), deadline,
+                   [self = shared_from_this(), done](Result<HttpResponse> r) {
+                     const std::string what = "get catalog config from " + self->base_;
+                     if (!r.ok())
+                       return self->Deliver<CatalogConfig>(done, Prefixed(what, r.status()));
+                     if (r->status != 200)
+                       return self->Deliver<CatalogConfig>(done, StatusFromHttp(what, *r));
+                     auto config = ParseCatalogConfig(r->body, self->options_.properties);
+                     if (config.ok()) {
+                       self->config_ = *config;
+                       self->channel_->tokens().SetAdvertisedEndpoint(config->oauth2_server_uri);
+                     }
+                     self->Deliver(done, std::move(config));
+                   });
+  }
+
+  // Runs `then` with OK once the config is known and advertises `endpoint`. Calls that
+  // arrive while the first config request is in flight wait for it instead of sending more.
+  void Prepare(const char* endpoint, std::chrono::milliseconds deadline,
+               std::function<void(Status)> then) {
+    auto check = [self = shared_from_this(), endpoint, then](Status config) {
+      if (!config.ok()) return then(config);
+      if (!self->config_->Advertises(endpoint)) {
+        return then(
+            Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint));
+      }
+      then(Status::Ok());
+    };
+    if (config_) return check(Status::Ok());
+    config_waiters_.push_back(std::move(check));
+    if (config_waiters_.size() > 1) return;
+    FetchConfig(deadline, [self = shared_from_this()](Result<CatalogConfig> c) {
+      auto waiters = std::move(self->config_waiters_);
+      self->config_waiters_.clear();
+      for (auto& w : waiters) w(c.status());
+    });
+  }
+
+  std::string Root() const {
+    return base_ + "/v1" + (config_->prefix.empty() ? "" : "/" + config_->prefix);
+  }
+
+  std::string TablePath(const TableIdent& t) const {
+    return Root() + "/namespaces/" + EncodeNamespace(t.namespace_levels) + "/tables/" +
+           PercentEncode(t.name);
+  }
+
+  // Follows next-page-token. `url_for(token)` builds each page's URL; `parse(body, items)`
+  // appends one page's items and returns its next-page-token.
+  template <class Item>
+  struct Listing {
+    std::string what;
+    std::function<std::string(const std::optional<std::string>&)> url_for;
+    std::function<Result<std::optional<std::string>>(const std::string&, std::vector<Item>&)> parse;
+    std::chrono::milliseconds deadline;
+    CatalogCallback<std::vector<Item>> done;
+    std::vector<Item> items;
+    std::optional<std::string> token;
+    int pages = 0;
+  };
+
+  template <class Item>
+  void NextPage(std::shared_ptr<Listing<Item>> l) {
+    HttpRequest req;
+    req.url = l->url_for(l->token);
+    channel_->Send(
+        std::move(req), l->deadline, [self = shared_from_this(), l](Result<HttpResponse> r) {
+          if (!r.ok())
+            return self->Deliver<std::vector<Item>>(l->done, Prefixed(l->what, r.status()));
+          if (r->status != 200)
+            return self->Deliver<std::vector<Item>>(l->done, StatusFromHttp(l->what, *r));
+          auto next = l->parse(r->body, l->items);
+          if (!next.ok())
+            return self->Deliver<std::vector<Item>>(l->done, Prefixed(l->what, next.status()));
+          ++l->pages;
+          if (!next->has_value() || next->value().empty()) {
+            return self->Deliver<std::vector<Item>>(l->done, std::move(l->items));
+          }
+          if (next->value() == l->token) {
+            return self->Deliver<std::vector<Item>>(
+                l->done, Status::Unavailable(
+                             l->what + ": the catalog returned the same next-page-token twice"));
+          }
+          if (l->pages >= self->options_.max_pages) {
+            return self->Deliver<std::vector<Item>>(
+                l->done, Status::Unavailable(l->what + ": more than " +
+                                             std::to_string(self->options_.max_pages) + " pages"));
+          }
+          l->token = *next;
+          self->NextPage(l);
+        });
+  }
+
+  // "&pageToken=...&pageSize=N" (the first request sends an empty pageToken to opt in).
+  std::string PageQuery(const std::optional<std::string>& token) const {
+    if (options_.page_size <= 0 && !token) return "";
+    std::string q = "pageToken=" + PercentEncode(token.value_or(""));
+    if (options_.page_size > 0) q += "&pageSize=" + std::to_string(options_.page_size);
+    return q;
+  }
+
+  void ListNamespaces(std::optional<Namespace> parent, CatalogCallback<std::vector<Namespace>> done,
+                      std::chrono::milliseconds deadline) {
+    auto l = std::make_shared<Listing<Namespace>>();
+    l->what = "list namespaces" + (parent ? " under " + NamespaceForPeople(*parent) : "");
+    l->deadline = deadline;
+    l->done = std::move(done);
+    l->url_for = [this, parent](const std::optional<std::string>& token) {
+      std::string q;
+      if (parent && !parent->empty()) q = "parent=" + EncodeNamespace(*parent);
+      std::string page = PageQuery(token);
+      if (!page.empty()) q += (q.empty() ? "" : "&") + page;
+      return Root() + "/namespaces" + (q.empty() ? "" : "?" + q);
+    };
+    l->parse = [](const std::string& body,
+                  std::vector<Namespace>& items) -> Result<std::optional<std::string>> {
+      auto page = ParseListNamespacesResponse(body);
+      if (!page.ok()) return page.status();
+      for (auto& ns : page->namespaces) items.push_back(std::move(ns));
+      return page->next_page_token;
+    };
+    Prepare(kListNamespaces, deadline, [self = shared_from_this(), l](Status s) {
+      if (!s.ok()) return self->Deliver<std::vector<Namespace>>(l->done, Prefixed(l->what, s));
+      self->NextPage(l);
+    });
+  }
+
+  void ListTables(Namespace ns, CatalogCallback<std::vector<TableIdent>> done,
+                  std::chrono::milliseconds deadline) {
+    auto l = std::make_shared<Listing<TableIdent>>();
+    l->what = "list tables in " + NamespaceForPeople(ns);
+    l->deadline = deadline;
+    l->done = std::move(done);
+    l->url_for = [this, ns](const std::optional<std::string>& token) {
+      std::string page = PageQuery(token);
+      return Root() + "/namespaces/" + EncodeNamespace(ns) + "/tables" +
+             (page.empty() ? "" : "?" + page);
+    };
+    l->parse = [](const std::string& body,
+                  std::vector<TableIdent>& items) -> Result<std::optional<std::string>> {
+      auto page = ParseListTablesResponse(body);
+      if (!page.ok()) return page.status();
+      for (auto& t : page->identifiers) items.push_back(std::move(t));
+      return page->next_page_token;
+    };
+    Prepare(kListTables, deadline, [self = shared_from_this(), l](Status s) {
+      if (!s.ok()) return self->Deliver<std::vector<TableIdent>>(l->done, Prefixed(l->what, s));
+      self->NextPage(l);
+    });
+  }
+
+  void LoadTable(TableIdent table, std::optional<std::string> etag,
+                 CatalogCallback<LoadTableOutcome> done, std::chrono::milliseconds deadline) {
+    const std::string what = "load table " + table.ToString();
+    Prepare(kLoadTable, deadline,
+            [self = shared_from_this(), table, etag, done, deadline, what](Status s) {
+              if (!s.ok()) return self->Deliver<LoadTableOutcome>(done, Prefixed(what, s));
+              HttpRequest req;
+              req.url = self->TablePath(table) + "?snapshots=all";
+              if (etag && !etag->empty()) req.headers.Set("If-None-Match", *etag);
+              if (!self->options_.access_delegation.empty()) {
+                req.headers.Set("X-Iceberg-Access-Delegation", self->options_.access_delegation);
+              }
+              self->channel_->Send(
+                  std::move(req), deadline, [self, etag, done, what](Result<HttpResponse> r) {
+                    if (!r.ok())
+                      return self->Deliver<LoadTableOutcome>(done, Prefixed(what, r.status()));
+                    if (r->status == 304) {
+                      LoadTableOutcome out;
+                      out.not_modified = true;
+                      out.table.etag = etag.value_or("");
+                      return self->Deliver<LoadTableOutcome>(done, std::move(out));
+                    }
+                    if (r->status != 200)
+                      return self->Deliver<LoadTableOutcome>(done, StatusFromHttp(what, *r));
+                    auto view = ParseTableResult(r->body, "LoadTableResult");
+                    if (!view.ok())
+                      return self->Deliver<LoadTableOutcome>(done, Prefixed(what, view.status()));
+                    LoadTableOutcome out;
+                    out.table = std::move(view).value();
+                    out.table.etag = r->headers.Get("ETag").value_or("");
+                    self->Deliver<LoadTableOutcome>(done, std::move(out));
+                  });
+            });
+  }
+
+  // The key to send, or "" when the catalog does not do idempotency keys.
+  std::string IdempotencyKeyFor(const TableCommit& commit) const {
+    if (!config_->supports_idempotency_keys) return "";
+    const auto& key = commit.idempotency_key;
+    if (!key.empty()) {
+      auto born = UuidV7Millis(key);
+      const auto& lifetime = config_->idempotency_key_lifetime;
+      // The spec: do not reuse a key after its lifetime; a non-v7 key's age is unknown.
+      if (!lifetime || (born && env_.clock.Now() - *born < lifetime->count())) return key;
+    }
+    return NewUuidV7(env_.clock.Now(), env_.random);
+  }
+
+  void CommitTable(TableCommit commit, CatalogCallback<CommitOutcome> done,
+                   std::chrono::milliseconds deadline) {
+    const std::string what = "commit to " + commit.table.ToString();
+    Prepare(
+        kUpdateTable, deadline,
+        [self = shared_from_this(), commit = std::move(commit), done, deadline, what](Status s) {
+          if (!s.ok()) return self->Deliver<CommitOutcome>(done, Prefixed(what, s));
+          HttpRequest req;
+          req.method = "POST";
+          req.url = self->TablePath(commit.table);
+          req.headers.Set("Content-Type", "application/json");
+          const std::string key = self->IdempotencyKeyFor(commit);
+          if (!key.empty()) req.headers.Set("Idempotency-Key", key);
+          req.body = CommitTableRequestJson(commit);
+          self->channel_->Send(
+              std::move(req), deadline, [self, done, what, key](Result<HttpResponse> r) {
+                CommitOutcome out;
+                out.idempotency_key = key;
+                if (!r.ok()) {
+                  if (!RequestMayHaveBeenDelivered(r.status())) {
+                    return self->Deliver<CommitOutcome>(done, Prefixed(what, r.status()));
+                  }
+                  out.kind = CommitOutcome::Kind::kStateUnknown;
+                  out.detail = self->channel_->Redact(Prefixed(what, r.status())).message();
+                  return self->Deliver<CommitOutcome>(done, std::move(out));
+                }
+                const int status = r->status;
+                if (status == 500 || status == 502 || status == 504) {
+                  out.kind = CommitOutcome::Kind::kStateUnknown;
+                  out.detail = self->channel_->Redact(StatusFromHttp(what, *r)).message();
+                  return self->Deliver<CommitOutcome>(done, std::move(out));
+                }
+                if (status == 409) {
+                  auto e = ParseIcebergError(r->body);
+                  return self->Deliver<CommitOutcome>(
+                      done, Status::Conflict(what + " failed, a requirement was not met: " +
+                                             (e ? e->message : Snippet(r->body))));
+                }
+                if (status != 200)
+                  return self->Deliver<CommitOutcome>(done, StatusFromHttp(what, *r));
+                auto view = ParseTableResult(r->body, "CommitTableResponse");
+                if (!view.ok()) {
+                  // 200 means it committed; only our view of the result is missing.
+                  out.kind = CommitOutcome::Kind::kCommitted;
+                  out.detail = view.status().message();
+                  return self->Deliver<CommitOutcome>(done, std::move(out));
+                }
+                out.table = std::move(view).value();
+                out.table.etag = r->headers.Get("ETag").value_or("");
+                self->Deliver<CommitOutcome>(done, std::move(out));
+              });
+        });
+  }
+
+  CatalogClientOptions options_;
+  CatalogClientEnv env_;
+  std::string base_;
+  std::shared_ptr<CatalogChannel> channel_;
+  std::optional<CatalogConfig> config_;
+  std::vector<std::function<void(Status)>> config_waiters_;
+};
+
+CatalogClient::CatalogClient(CatalogClientOptions options, CatalogClientEnv env)
+    : core_(std::make_shared<Core>(std::move(options), std::move(env))) {}
+
+CatalogClient::~CatalogClient() = default;
+
+void CatalogClient::GetConfig(CatalogCallback<CatalogConfig> done, CallOptions call) {
+  core_->FetchConfig(core_->Deadline(call), std::move(done));
+}
+
+const std::optional<CatalogConfig>& CatalogClient::config() const { return core_->config_; }
+
+void CatalogClient::ListNamespaces(std::optional<Namespace> parent,
+                                   CatalogCallback<std::vector<Namespace>> done, CallOptions call) {
+  core_->ListNamespaces(std::move(parent), std::move(done), core_->Deadline(call));
+}
+
+void CatalogClient::ListTables(Namespace ns, CatalogCallback<std::vector<TableIdent>> done,
+                               CallOptions call) {
+  core_->ListTables(std::move(ns), std::move(done), core_->Deadline(call));
+}
+
+void CatalogClient::LoadTable(TableIdent table, std::optional<std::string> etag,
+                              CatalogCallback<LoadTableOutcome> done, CallOptions call) {
+  core_->LoadTable(std::move(table), std::move(etag), std::move(done), core_->Deadline(call));
+}
+
+void CatalogClient::CommitTable(TableCommit commit, CatalogCallback<CommitOutcome> done,
+                                CallOptions call) {
+  core_->CommitTable(std::move(commit), std::move(done), core_->Deadline(call));
+}
+
+}  // namespace icewarden

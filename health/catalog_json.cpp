@@ -1,0 +1,321 @@
+#include "health/catalog_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <type_traits>
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// Thrown only inside this file and always caught by Guard().
+struct ShapeError {
+  std::string what;
+};
+
+const json& Required(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) throw ShapeError{std::string("missing \"") + key + "\""};
+  return *it;
+}
+
+std::int64_t Int(const json& v, const char* key) {
+  if (!v.is_number_integer()) throw ShapeError{std::string("\"") + key + "\" is not an integer"};
+  return v.get<std::int64_t>();
+}
+
+std::string Str(const json& v, const char* key) {
+  if (!v.is_string()) throw ShapeError{std::string("\"") + key + "\" is not a string"};
+  return v.get<std::string>();
+}
+
+std::optional<std::int64_t> OptionalInt(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return Int(*it, key);
+}
+
+std::map<std::string, std::string> StringMap(const json& j, const char* key) {
+  std::map<std::string, std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_object()) throw ShapeError{std::string("\"") + key + "\" is not an object"};
+  for (const auto& [k, v] : it->items()) out[k] = Str(v, key);
+  return out;
+}
+
+Namespace ParseNamespace(const json& v) {
+  if (!v.is_array()) throw ShapeError{"a namespace is not an array of strings"};
+  Namespace ns;
+  for (const auto& level : v) ns.push_back(Str(level, "namespace"));
+  return ns;
+}
+
+std::optional<std::string> PageToken(const json& j) {
+  auto it = j.find("next-page-token");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return Str(*it, "next-page-token");
+}
+
+template <class F>
+auto Guard(std::string_view body, std::string_view what, F&& parse)
+    -> Result<std::invoke_result_t<F, const json&>> {
+  auto malformed = [&](const std::string& why) {
+    return Status::Unavailable("catalog returned a malformed " + std::string(what) + ": " + why);
+  };
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return malformed("not JSON");
+  if (!j.is_object()) return malformed("not a JSON object");
+  try {
+    return parse(j);
+  } catch (const ShapeError& e) {
+    return malformed(e.what);
+  } catch (const json::exception& e) {
+    return malformed(e.what());
+  }
+}
+
+SnapshotInfo ParseSnapshot(const json& s) {
+  SnapshotInfo out;
+  out.snapshot_id = Int(Required(s, "snapshot-id"), "snapshot-id");
+  out.parent_snapshot_id = OptionalInt(s, "parent-snapshot-id");
+  out.sequence_number = OptionalInt(s, "sequence-number");
+  out.timestamp_ms = Int(Required(s, "timestamp-ms"), "timestamp-ms");
+  if (auto it = s.find("summary"); it != s.end() && it->is_object()) {
+    if (auto op = it->find("operation"); op != it->end()) out.operation = Str(*op, "operation");
+  }
+  return out;
+}
+
+TableSnapshotView ParseMetadata(const json& m) {
+  TableSnapshotView t;
+  t.table_uuid = Str(Required(m, "table-uuid"), "table-uuid");
+  t.format_version = static_cast<int>(Int(Required(m, "format-version"), "format-version"));
+  t.current_snapshot_id = OptionalInt(m, "current-snapshot-id");
+  if (t.current_snapshot_id == -1) t.current_snapshot_id.reset();  // v1 writers use -1
+  t.last_sequence_number = OptionalInt(m, "last-sequence-number").value_or(0);
+  t.last_updated_ms = OptionalInt(m, "last-updated-ms").value_or(0);
+  t.properties = StringMap(m, "properties");
+  if (auto it = m.find("snapshots"); it != m.end() && it->is_array()) {
+    for (const auto& s : *it) t.snapshots.push_back(ParseSnapshot(s));
+  }
+  if (auto it = m.find("refs"); it != m.end() && it->is_object()) {
+    for (const auto& [name, ref] : it->items()) {
+      t.refs[name] = Int(Required(ref, "snapshot-id"), "snapshot-id");
+    }
+  }
+  if (auto it = m.find("snapshot-log"); it != m.end() && it->is_array()) {
+    for (const auto& e : *it) {
+      t.snapshot_log.push_back({Int(Required(e, "snapshot-id"), "snapshot-id"),
+                                Int(Required(e, "timestamp-ms"), "timestamp-ms")});
+    }
+  }
+  if (auto it = m.find("metadata-log"); it != m.end() && it->is_array()) {
+    for (const auto& e : *it) {
+      t.metadata_log.push_back({Str(Required(e, "metadata-file"), "metadata-file"),
+                                Int(Required(e, "timestamp-ms"), "timestamp-ms")});
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+bool CatalogConfig::Advertises(std::string_view endpoint) const {
+  if (!endpoints) return true;
+  return std::find(endpoints->begin(), endpoints->end(), endpoint) != endpoints->end();
+}
+
+Result<CatalogConfig> ParseCatalogConfig(std::string_view body,
+                                         const std::map<std::string, std::string>& client) {
+  return Guard(body, "CatalogConfig", [&](const json& j) {
+    CatalogConfig c;
+    c.properties = StringMap(j, "defaults");
+    for (const auto& [k, v] : client) c.properties[k] = v;
+    for (const auto& [k, v] : StringMap(j, "overrides")) c.properties[k] = v;
+    if (auto it = c.properties.find("prefix"); it != c.properties.end()) c.prefix = it->second;
+    while (!c.prefix.empty() && c.prefix.back() == '/') c.prefix.pop_back();
+    while (!c.prefix.empty() && c.prefix.front() == '/') c.prefix.erase(0, 1);
+    if (auto it = c.properties.find("oauth2-server-uri"); it != c.properties.end()) {
+      c.oauth2_server_uri = it->second;
+    }
+    if (auto it = j.find("endpoints"); it != j.end() && !it->is_null()) {
+      if (!it->is_array()) throw ShapeError{"\"endpoints\" is not an array"};
+      c.endpoints.emplace();
+      for (const auto& e : *it) c.endpoints->push_back(Str(e, "endpoints"));
+    }
+    if (auto it = j.find("idempotency-key-lifetime"); it != j.end() && !it->is_null()) {
+      c.supports_idempotency_keys = true;
+      c.idempotency_key_lifetime = ParseIsoDuration(Str(*it, "idempotency-key-lifetime"));
+    }
+    return c;
+  });
+}
+
+Result<NamespacePage> ParseListNamespacesResponse(std::string_view body) {
+  return Guard(body, "ListNamespacesResponse", [](const json& j) {
+    NamespacePage page;
+    if (auto it = j.find("namespaces"); it != j.end() && !it->is_null()) {
+      if (!it->is_array()) throw ShapeError{"\"namespaces\" is not an array"};
+      for (const auto& ns : *it) page.namespaces.push_back(ParseNamespace(ns));
+    }
+    page.next_page_token = PageToken(j);
+    return page;
+  });
+}
+
+Result<TablePage> ParseListTablesResponse(std::string_view body) {
+  return Guard(body, "ListTablesResponse", [](const json& j) {
+    TablePage page;
+    if (auto it = j.find("identifiers"); it != j.end() && !it->is_null()) {
+      if (!it->is_array()) throw ShapeError{"\"identifiers\" is not an array"};
+      for (const auto& id : *it) {
+        page.identifiers.push_back(
+            {ParseNamespace(Required(id, "namespace")), Str(Required(id, "name"), "name")});
+      }
+    }
+    page.next_page_token = PageToken(j);
+    return page;
+  });
+}
+
+Result<TableSnapshotView> ParseTableResult(std::string_view body, std::string_view what) {
+  return Guard(body, what, [](const json& j) {
+    TableSnapshotView t = ParseMetadata(Required(j, "metadata"));
+    if (auto it = j.find("metadata-location"); it != j.end() && !it->is_null()) {
+      t.metadata_location = Str(*it, "metadata-location");
+    }
+    return t;
+  });
+}
+
+std::string CommitTableRequestJson(const TableCommit& commit) {
+  json requirements = json::array();
+  for (const auto& r : commit.requirements) {
+    requirements.push_back(std::visit(
+        Overloaded{
+            [](const AssertTableUuid& a) -> json {
+              return {{"type", "assert-table-uuid"}, {"uuid", a.uuid}};
+            },
+            [](const AssertRefSnapshotId& a) -> json {
+              json id = a.snapshot_id ? json(*a.snapshot_id) : json(nullptr);
+              return {{"type", "assert-ref-snapshot-id"}, {"ref", a.ref}, {"snapshot-id", id}};
+            },
+        },
+        r));
+  }
+  json updates = json::array();
+  for (const auto& u : commit.updates) {
+    updates.push_back(
+        std::visit(Overloaded{
+                       [](const SetPropertiesUpdate& s) -> json {
+                         return {{"action", "set-properties"}, {"updates", s.updates}};
+                       },
+                       [](const RemovePropertiesUpdate& r) -> json {
+                         return {{"action", "remove-properties"}, {"removals", r.removals}};
+                       },
+                   },
+                   u));
+  }
+  json body = {
+      {"identifier", {{"namespace", commit.table.namespace_levels}, {"name", commit.table.name}}},
+      {"requirements", std::move(requirements)},
+      {"updates", std::move(updates)},
+  };
+  return body.dump();
+}
+
+std::optional<IcebergError> ParseIcebergError(std::string_view body) {
+  auto r = Guard(body, "IcebergErrorResponse", [](const json& j) {
+    const json& e = Required(j, "error");
+    IcebergError out;
+    out.message = e.is_object() && e.contains("message") ? Str(e["message"], "message") : "";
+    out.type = e.is_object() && e.contains("type") ? Str(e["type"], "type") : "";
+    out.code = e.is_object() && e.contains("code") ? static_cast<int>(Int(e["code"], "code")) : 0;
+    return out;
+  });
+  if (!r.ok()) return std::nullopt;
+  return std::move(r).value();
+}
+
+Result<OAuthToken> ParseOAuthTokenResponse(std::string_view body) {
+  return Guard(body, "OAuthTokenResponse", [](const json& j) {
+    OAuthToken t;
+    t.access_token = Str(Required(j, "access_token"), "access_token");
+    if (auto s = OptionalInt(j, "expires_in"); s && *s > 0) t.expires_in = std::chrono::seconds(*s);
+    return t;
+  });
+}
+
+std::optional<std::string> ParseOAuthError(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("error") || !j["error"].is_string()) {
+    return std::nullopt;
+  }
+  std::string out = j["error"].get<std::string>();
+  if (j.contains("error_description") && j["error_description"].is_string()) {
+    out += ": " + j["error_description"].get<std::string>();
+  }
+  return out;
+}
+
+std::optional<std::chrono::milliseconds> ParseIsoDuration(std::string_view text) {
+  if (text.empty() || (text[0] != 'P' && text[0] != 'p')) return std::nullopt;
+  double total_ms = 0;
+  bool in_time = false;
+  bool any = false;
+  size_t i = 1;
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == 'T' || c == 't') {
+      in_time = true;
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
+                               text[i] == '.' || text[i] == ',')) {
+      ++i;
+    }
+    if (start == i || i == text.size()) return std::nullopt;
+    std::string number(text.substr(start, i - start));
+    std::replace(number.begin(), number.end(), ',', '.');
+    double value = 0;
+    try {
+      value = std::stod(number);
+    } catch (...) {
+      return std::nullopt;
+    }
+    char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(text[i++])));
+    double unit_ms = 0;
+    if (!in_time && unit == 'W')
+      unit_ms = 7 * 86400e3;
+    else if (!in_time && unit == 'D')
+      unit_ms = 86400e3;
+    else if (in_time && unit == 'H')
+      unit_ms = 3600e3;
+    else if (in_time && unit == 'M')
+      unit_ms = 60e3;
+    else if (in_time && unit == 'S')
+      unit_ms = 1e3;
+    else
+      return std::nullopt;  // years and months (or a misplaced unit)
+    total_ms += value * unit_ms;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total_ms)));
+}
+
+}  // namespace icewarden
