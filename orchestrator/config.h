@@ -36,6 +36,14 @@ struct ProbeSettings {
   std::chrono::milliseconds timeout{2000};
   int fall = 3;  // failed rounds in a row before a region is unreachable
   int rise = 2;  // good rounds in a row before it is healthy again
+  // What a round checks: catalog_config, table_load, canary_commit, tcp, dns. A round
+  // fails when any of them fails.
+  std::vector<std::string> kinds{"catalog_config"};
+  std::string canary_table{};  // "ns.table": for table_load and canary_commit
+  std::string tcp_address{};   // "host:port" for tcp; empty: the catalog URI's host and port
+  std::string dns_name{};      // for dns: the name to resolve,
+  std::string dns_server{};    // through this server ("host:port"),
+  std::string dns_expect{};    // optionally expecting this address or CNAME target
 };
 
 struct CatalogAuth {
@@ -73,6 +81,10 @@ struct PolicyConfig {
   // "quorum_unreachable", "operator".
   std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
   bool two_person_approval = false;
+  // How often replication lag is measured, and how much longer than max_staleness snapshot
+  // retention must be before a table is flagged.
+  std::chrono::milliseconds lag_interval{std::chrono::seconds(30)};
+  std::chrono::milliseconds retention_margin{std::chrono::hours(1)};
 };
 
 enum class Role { kViewer, kOperator, kApprover, kAdmin };

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "orchestrator/config_schema.h"
+#include "state/types.h"
 
 namespace icewarden {
 namespace {
@@ -68,13 +69,86 @@ CatalogAuth ReadAuth(const YamlValue& value, const ConfigSources& sources) {
   return auth;
 }
 
+const std::vector<std::string> kProbeKinds = {"catalog_config", "table_load", "canary_commit",
+                                              "tcp", "dns"};
+
+bool IsHostPort(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
+  for (std::size_t i = colon + 1; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return std::stoul(s.substr(colon + 1, 6)) <= 65535;
+}
+
+// kinds, canary_table, tcp and dns: what a probe round checks, and each kind's target.
+void ReadProbeTargets(const YamlMap& map, ProbeSettings* p) {
+  if (auto v = map.Get("kinds")) {
+    if (auto items = v->List()) {
+      std::vector<std::string> kinds;
+      for (const auto& item : *items) {
+        auto kind = item.OneOf(kProbeKinds);
+        if (!kind) continue;
+        if (std::find(kinds.begin(), kinds.end(), *kind) != kinds.end())
+          item.Error("probe kind '" + *kind + "' is listed twice");
+        else
+          kinds.push_back(*kind);
+      }
+      if (items->empty()) v->Error("must list at least one probe kind");
+      if (!kinds.empty()) p->kinds = kinds;
+    }
+  }
+  if (auto v = map.Get("canary_table")) {
+    if (auto s = v->String()) {
+      if (!TableIdent::Parse(*s))
+        v->Error("expected NAMESPACE.TABLE (e.g. sales.orders), got " + v->Describe());
+      else
+        p->canary_table = *s;
+    }
+  }
+  if (auto v = map.Get("tcp")) {
+    if (auto s = v->String()) {
+      if (!IsHostPort(*s))
+        v->Error("expected HOST:PORT, got " + v->Describe());
+      else
+        p->tcp_address = *s;
+    }
+  }
+  if (auto v = map.Get("dns")) {
+    if (auto dns = v->Map({"name", "server", "expect"})) {
+      if (auto n = dns->Require("name")) {
+        if (auto s = n->String()) p->dns_name = *s;
+      }
+      if (auto n = dns->Require("server")) {
+        if (auto s = n->String()) {
+          if (!IsHostPort(*s))
+            n->Error("expected HOST:PORT of a DNS server, got " + n->Describe());
+          else
+            p->dns_server = *s;
+        }
+      }
+      dns->Read("expect", &p->dns_expect);
+    }
+  }
+  auto wants = [&](const char* kind) {
+    return std::find(p->kinds.begin(), p->kinds.end(), kind) != p->kinds.end();
+  };
+  if ((wants("table_load") || wants("canary_commit")) && p->canary_table.empty()) {
+    if (auto v = map.Get("kinds")) v->Error("table_load and canary_commit need probe.canary_table");
+  }
+  if (wants("dns") && p->dns_name.empty() && !map.Has("dns")) {
+    if (auto v = map.Get("kinds")) v->Error("the dns probe needs probe.dns with name and server");
+  }
+}
+
 }  // namespace
 
 void ReadProbe(const YamlValue& value, ProbeSettings* probe) {
-  auto map = value.Map({"interval", "timeout", "fall", "rise"});
+  auto map = value.Map(
+      {"interval", "timeout", "fall", "rise", "kinds", "canary_table", "tcp", "dns"});
   if (!map) return;
   ProbeSettings p = *probe;
   bool ok = true;
+  ReadProbeTargets(*map, &p);
   for (const char* key : {"interval", "timeout"}) {
     auto* field = std::string(key) == "interval" ? &p.interval : &p.timeout;
     if (map->Read(key, field) && field->count() <= 0) {

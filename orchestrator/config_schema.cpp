@@ -123,10 +123,13 @@ StateConfig ReadState(const YamlValue& value) {
 
 PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
   PolicyConfig policies;
-  auto map =
-      value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval", "probe"});
+  auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
+                         "probe", "lag_interval", "retention_margin"});
   if (!map) return policies;
   map->Read("max_staleness", &policies.max_staleness);
+  if (map->Read("lag_interval", &policies.lag_interval) && policies.lag_interval.count() <= 0)
+    map->Get("lag_interval")->Error("must be longer than 0");
+  map->Read("retention_margin", &policies.retention_margin);
   map->Read("cooldown", &policies.cooldown);
   map->Read("two_person_approval", &policies.two_person_approval);
   if (auto v = map->Get("fencing_evidence")) {

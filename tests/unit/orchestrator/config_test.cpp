@@ -292,3 +292,65 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
 
 }  // namespace
 }  // namespace icewarden
+
+namespace icewarden {
+namespace {
+
+std::optional<std::string> AnyEnv(const std::string& name) { return "v-" + name; }
+
+const char* kProbeBase = R"(regions:
+  - name: us-east-1
+    catalog_uri: http://127.0.0.1:18181
+    probe:
+)";
+
+TEST(ConfigProbeKinds, KindsAndTargetsParse) {
+  std::string yaml = std::string(kProbeBase) +
+                     "      kinds: [catalog_config, table_load, tcp, dns]\n"
+                     "      canary_table: sales.orders\n"
+                     "      tcp: 127.0.0.1:18181\n"
+                     "      dns: {name: catalog.lab.test, server: 127.0.0.1:5353, expect: 10.0.0.1}\n"
+                     "ownership:\n  default_owner: us-east-1\n"
+                     "policies:\n  lag_interval: 10s\n  retention_margin: 2h\n";
+  auto load = ParseConfig(yaml, "p.yaml", AnyEnv);
+  ASSERT_TRUE(load.errors.empty()) << load.errors[0].ToString();
+  const auto& p = load.config->regions[0].probe;
+  EXPECT_EQ(p.kinds, (std::vector<std::string>{"catalog_config", "table_load", "tcp", "dns"}));
+  EXPECT_EQ(p.canary_table, "sales.orders");
+  EXPECT_EQ(p.tcp_address, "127.0.0.1:18181");
+  EXPECT_EQ(p.dns_name, "catalog.lab.test");
+  EXPECT_EQ(p.dns_server, "127.0.0.1:5353");
+  EXPECT_EQ(p.dns_expect, "10.0.0.1");
+  EXPECT_EQ(load.config->policies.lag_interval, std::chrono::seconds(10));
+  EXPECT_EQ(load.config->policies.retention_margin, std::chrono::hours(2));
+}
+
+TEST(ConfigProbeKinds, DefaultIsCatalogConfigOnly) {
+  auto load = ParseConfig(
+      "regions:\n  - name: a\n    catalog_uri: http://x\nownership:\n  default_owner: a\n", "p.yaml",
+      AnyEnv);
+  ASSERT_TRUE(load.errors.empty());
+  EXPECT_EQ(load.config->regions[0].probe.kinds, std::vector<std::string>{"catalog_config"});
+}
+
+TEST(ConfigProbeKinds, ErrorsPointAtTheKey) {
+  std::string yaml = std::string(kProbeBase) +
+                     "      kinds: [catalog_config, table_load, pingg, catalog_config]\n"
+                     "      tcp: localhost\n"
+                     "ownership:\n  default_owner: us-east-1\n";
+  auto load = ParseConfig(yaml, "p.yaml", AnyEnv);
+  ASSERT_FALSE(load.config.has_value());
+  std::vector<std::string> got;
+  for (const auto& e : load.errors) got.push_back(e.ToString());
+  ASSERT_EQ(got.size(), 4u) << ::testing::PrintToString(got);
+  EXPECT_EQ(got[0].rfind("p.yaml:5:14: ", 0), 0u) << got[0];  // kinds: missing canary_table
+  EXPECT_NE(got[0].find("canary_table"), std::string::npos);
+  EXPECT_EQ(got[1].rfind("p.yaml:5:43: ", 0), 0u) << got[1];  // pingg
+  EXPECT_EQ(got[2].rfind("p.yaml:5:50: ", 0), 0u) << got[2];  // listed twice
+  EXPECT_NE(got[2].find("listed twice"), std::string::npos);
+  EXPECT_EQ(got[3].rfind("p.yaml:6:12: ", 0), 0u) << got[3];  // tcp
+  EXPECT_NE(got[3].find("HOST:PORT"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace icewarden
