@@ -24,13 +24,25 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages already installed"
-  exit 0
-fi
+# Node.js runs Stoplight Prism, the validating proxy of the conformance tests.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} Debian packages already installed"
+else
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# npm packages, pinned by tests/conformance/package-lock.json; reinstalled only when the
+# lock file changed since the last install.
+conformance="$(dirname "$0")/../tests/conformance"
+stamp="$conformance/node_modules/.icewarden-lock"
+if [ ! -f "$stamp" ] || ! cmp -s "$conformance/package-lock.json" "$stamp"; then
+  echo "setup: npm install in tests/conformance"
+  (cd "$conformance" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$conformance/package-lock.json" "$stamp"
+fi
