@@ -120,7 +120,9 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
       }
       if (auto f = failed.find(*owner); f != failed.end()) {
         for (const auto& r : regions) {
-          if (r != *owner) unknown(r, "owner " + *owner + " could not be listed: " + f->second);
+          if (r == *owner) continue;
+          unknown(r, "owner " + *owner + " could not be listed: " + f->second);
+          keep_.insert({r, table});
         }
         continue;
       }
@@ -130,6 +132,7 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
         if (auto f = failed.find(region); f != failed.end()) {
           if (owner_has && may_hold(region, table)) {
             unknown(region, region + " could not be listed: " + f->second);
+            keep_.insert({*owner, table});  // for the 304 once the replica is back
           }
         } else if (regions.count(region) && !owner_has) {
           report_.tables.push_back(
@@ -228,13 +231,14 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
   }
 
   // Drops remembered views this round did not need, so memory follows the tables that
-  // exist; a region that could not be listed keeps its views for the next round's 304s.
+  // exist. Kept for the next round's 304s: the views of a region that could not be
+  // listed, and the other side's views of the tables that needed it.
   void Forget() {
     auto& remembered = state_->remembered;
     for (auto it = remembered.begin(); it != remembered.end();) {
       auto listed = listings_.find(it->first.first);
       const bool region_listed = listed != listings_.end() && listed->second.ok();
-      if (!it->second.touched && region_listed) {
+      if (!it->second.touched && region_listed && !keep_.count(it->first)) {
         it = remembered.erase(it);
       } else {
         it->second.touched = false;
@@ -262,6 +266,7 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
   std::map<std::string, Result<std::vector<TableIdent>>> listings_;
   std::vector<Pairing> pairings_;
   std::set<RegionTable> to_load_;
+  std::set<RegionTable> keep_;  // remembered views kept although not loaded this round
   std::map<RegionTable, std::string> load_errors_;
   LagReport report_;
 };

@@ -202,6 +202,58 @@ TEST_F(LagMonitorTest, UnreachableRegionIsReportedAndTheOthersAreStillCompared) 
   EXPECT_FALSE(Summarise(report->tables).complete);
 }
 
+TEST_F(LagMonitorTest, ReplicaDownAfterAGoodRoundKeepsItsTablesAndViews) {
+  catalogs_.Add("us-east-1", clock_);
+  catalogs_.Add("eu-central-1", clock_);
+  auto& us = catalogs_["us-east-1"];
+  auto& eu = catalogs_["eu-central-1"];
+  auto monitor = Monitor();
+  auto expect_loads = [&] {
+    eu.ExpectLoad("sales", "orders", 5, "\"e1\"");
+    eu.ExpectLoad("sales", "refunds", 2, "\"e2\"");
+    eu.ExpectLoad("sales%1Feu", "customers", 1, "\"e3\"");
+  };
+  eu.ExpectConfig();
+  ExpectReplicaListing();
+  us.ExpectConfig();
+  ExpectOwnerListing();
+  expect_loads();
+  us.ExpectLoad("sales", "orders", 5, "\"u1\"");
+  us.ExpectLoad("sales", "refunds", 2, "\"u2\"");
+  us.ExpectLoad("sales%1Feu", "customers", 1, "\"u3\"");
+  ASSERT_TRUE(RunRound(*monitor).ok());
+
+  // eu-central-1 goes away: its three tables from the last listing are unknown, and the
+  // owner's loads still revalidate.
+  eu.transport.ExpectError("GET", eu.Root() + "/namespaces?pageToken=&pageSize=100",
+                           Status::Unavailable("connect eu-central-1.test:80: Connection refused"));
+  ExpectOwnerListing();
+  auto down = RunRound(*monitor);
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  EXPECT_EQ(down->region_errors.size(), 1u);
+  EXPECT_EQ(down->loads_sent, 0);      // nothing to compare without the replica
+  ASSERT_EQ(down->tables.size(), 3u);  // orders, refunds, customers; not scratch
+  for (const auto& row : down->tables) {
+    EXPECT_EQ(row.state, LagState::kUnknown) << row.reason;
+    EXPECT_NE(row.reason.find("eu-central-1 could not be listed"), std::string::npos);
+  }
+
+  // Back: the views remembered before the outage are revalidated, not reloaded.
+  ExpectReplicaListing();
+  ExpectOwnerListing();
+  eu.ExpectNotModified("sales", "orders", "\"e1\"");
+  eu.ExpectNotModified("sales", "refunds", "\"e2\"");
+  eu.ExpectNotModified("sales%1Feu", "customers", "\"e3\"");
+  us.ExpectNotModified("sales", "orders", "\"u1\"");
+  us.ExpectNotModified("sales", "refunds", "\"u2\"");
+  us.ExpectNotModified("sales%1Feu", "customers", "\"u3\"");
+  auto back = RunRound(*monitor);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->region_errors.empty());
+  EXPECT_EQ(back->loads_not_modified, 6);
+  EXPECT_EQ(Row(*back, "sales.orders", "eu-central-1").state, LagState::kCaughtUp);
+}
+
 TEST_F(LagMonitorTest, FailedReplicaLoadMakesOnlyThatRowUnknown) {
   catalogs_.Add("us-east-1", clock_);
   catalogs_.Add("eu-central-1", clock_);
