@@ -6,8 +6,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 
 #include "orchestrator/api_json.h"
+#include "orchestrator/api_lag.h"
+#include "orchestrator/live_view.h"
 #include "orchestrator/api_query.h"
 #include "orchestrator/auth.h"
 #include "orchestrator/metrics_exposition.h"
@@ -126,6 +129,7 @@ class Api::Impl {
         {"/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
         {"/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
         {"/api/v1/audit", Permission::kReadAudit, {"after_seq", "limit", "target"}, &Impl::Audit},
+        {"/api/v1/lag", Permission::kReadRegions, {"table", "region", "state"}, &Impl::Lag},
     };
     return kRoutes;
   }
@@ -165,7 +169,7 @@ class Api::Impl {
     if (route == nullptr) {
       return JsonErrorResponse(404, "not_found",
                                "no route for " + std::string(target.path) +
-                                   "; routes are /api/v1/{regions,ownership,failovers,audit}, "
+                                   "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
                                    "/api/v1/failovers/{id}, /healthz, /readyz, /metrics");
     }
     if (req.method != "GET") {
@@ -230,8 +234,35 @@ class Api::Impl {
     ApiResponse res;
     res.content_type = std::string(kMetricsContentType);
     res.body = RenderMetrics(store_, snapshot);
+    if (live_ != nullptr) {
+      if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
+    }
     return res;
   }
+
+  ApiResponse Lag(const Call& call) {
+    auto report = live_ != nullptr ? live_->Lag() : nullptr;
+    if (!report) {
+      return JsonErrorResponse(503, "not_ready",
+                               "no replication-lag round has finished yet; rounds run every "
+                               "policies.lag_interval once the daemon has reached the catalogs");
+    }
+    LagFilter filter;
+    for (auto [name, field, example] :
+         {std::tuple{"table", &filter.table, "table=sales.orders"},
+          std::tuple{"region", &filter.region, "region=eu-central-1"},
+          std::tuple{"state", &filter.state, "state=behind"}}) {
+      auto v = Filter(call.query, name, example);
+      if (!v.ok()) return BadRequest(v.status().message());
+      *field = *v;
+    }
+    return JsonResponse(200, LagReportJson(*report, filter));
+  }
+
+ public:
+  void SetLiveView(const LiveView* live) { live_ = live; }
+
+ private:
 
   ApiResponse Regions(const Call&) {
     auto regions = store_.ListRegions();
@@ -320,6 +351,7 @@ class Api::Impl {
   std::function<bool()> ready_;
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
+  const LiveView* live_ = nullptr;  // set once before serving starts
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -331,5 +363,7 @@ Api::~Api() = default;
 ApiResponse Api::Handle(const ApiRequest& request) { return impl_->Handle(request); }
 
 void Api::CountResponse(int status) { impl_->CountResponse(status); }
+
+void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
 
 }  // namespace icewarden

@@ -12,6 +12,8 @@
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
+//   /api/v1/lag               ?table= &region= &state=  the latest lag round (api_lag.h);
+//                             503 until the first round has finished         read_regions
 // Field shapes are in api_json.h; permissions per role in auth.cpp.
 //
 // Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query
@@ -36,6 +38,8 @@
 #include "state/state_store.h"
 
 namespace icewarden {
+
+class LiveView;
 
 struct ApiRequest {
   std::string method;                          // "GET"
@@ -73,6 +77,10 @@ class Api {
   // throws (an unexpected exception becomes a 500). Every response is counted in
   // icewarden_http_requests_total.
   ApiResponse Handle(const ApiRequest& request);
+
+  // Where observations live (lag, probe rounds). Optional: without it /api/v1/lag answers
+  // 503 and /metrics has no lag families. `live` must outlive the Api.
+  void SetLiveView(const LiveView* live);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

@@ -46,7 +46,7 @@ struct ProbeSettings {
   std::string dns_expect{};    // optionally expecting this address or CNAME target
 };
 
-struct CatalogAuth {
+struct CatalogAuthConfig {
   enum class Kind { kNone, kBearer, kOAuth2 };
   Kind kind = Kind::kNone;
   Secret token;          // kBearer
@@ -60,7 +60,7 @@ struct RegionConfig {
   std::string name;
   std::string catalog_uri;  // "https://catalog.us-east-1.example.com/api/catalog"
   std::string warehouse;    // optional
-  CatalogAuth auth;
+  CatalogAuthConfig auth;
   ProbeSettings probe;
 };
 

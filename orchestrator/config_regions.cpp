@@ -27,7 +27,7 @@ void ReadUrl(const YamlMap& map, const std::string& key, bool required, std::str
   *out = *s;
 }
 
-CatalogAuth ReadAuth(const YamlValue& value, const ConfigSources& sources) {
+CatalogAuthConfig ReadAuth(const YamlValue& value, const ConfigSources& sources) {
   // Which keys belong to which type; a key of another type is a mistake worth naming.
   static const std::map<std::string, std::string> kKeyType = {
       {"token_env", "bearer"},         {"token_file", "bearer"},         {"client_id", "oauth2"},
@@ -36,7 +36,7 @@ CatalogAuth ReadAuth(const YamlValue& value, const ConfigSources& sources) {
   std::vector<std::string> allowed = {"type"};
   for (const auto& [key, type] : kKeyType) allowed.push_back(key);
 
-  CatalogAuth auth;
+  CatalogAuthConfig auth;
   auto map = value.Map(allowed);
   if (!map) return auth;
   auto type_value = map->Require("type");
@@ -50,10 +50,10 @@ CatalogAuth ReadAuth(const YamlValue& value, const ConfigSources& sources) {
     }
   }
   if (*type == "bearer") {
-    auth.kind = CatalogAuth::Kind::kBearer;
+    auth.kind = CatalogAuthConfig::Kind::kBearer;
     if (auto s = ReadSecret(*map, "token_env", "token_file", sources)) auth.token = s->secret;
   } else if (*type == "oauth2") {
-    auth.kind = CatalogAuth::Kind::kOAuth2;
+    auth.kind = CatalogAuthConfig::Kind::kOAuth2;
     if (auto v = map->Require("client_id")) {
       if (auto s = v->String()) {
         if (s->empty()) v->Error("must not be empty");

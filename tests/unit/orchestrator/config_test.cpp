@@ -112,16 +112,16 @@ policies:
   EXPECT_EQ(us.name, "us-east-1");
   EXPECT_EQ(us.catalog_uri, "https://catalog.us.example.com/api/catalog");
   EXPECT_EQ(us.warehouse, "wh");
-  EXPECT_EQ(us.auth.kind, CatalogAuth::Kind::kOAuth2);
+  EXPECT_EQ(us.auth.kind, CatalogAuthConfig::Kind::kOAuth2);
   EXPECT_EQ(us.auth.client_id, "icewarden");
   EXPECT_EQ(us.auth.client_secret.value(), "us");
   EXPECT_EQ(us.auth.scope, "PRINCIPAL_ROLE:ALL");
   EXPECT_EQ(us.auth.token_uri, "https://auth.example.com/token");
   const RegionConfig& eu = c.regions[1];
-  EXPECT_EQ(eu.auth.kind, CatalogAuth::Kind::kBearer);
+  EXPECT_EQ(eu.auth.kind, CatalogAuthConfig::Kind::kBearer);
   EXPECT_EQ(eu.auth.token.value(), "eu");
   EXPECT_EQ(eu.warehouse, "");
-  EXPECT_EQ(c.regions[2].auth.kind, CatalogAuth::Kind::kNone);
+  EXPECT_EQ(c.regions[2].auth.kind, CatalogAuthConfig::Kind::kNone);
 
   // Probe inheritance: us-east-1 and ap-1 take the policies' probe; eu-central-1 overrides
   // timeout and fall and inherits interval and rise.

@@ -1,0 +1,146 @@
+#include "orchestrator/api_lag.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+json SnapshotId(std::int64_t id) { return id < 0 ? json(nullptr) : json(std::to_string(id)); }
+
+json TableLagJson(const TableLag& t) {
+  json ids = json::array();
+  for (auto id : t.divergent_snapshot_ids) ids.push_back(std::to_string(id));
+  return {
+      {"table", t.table.ToString()},
+      {"namespace", t.table.namespace_levels},
+      {"name", t.table.name},
+      {"owner", t.owner},
+      {"replica", t.replica},
+      {"state", LagStateName(t.state)},
+      {"owner_uuid", t.owner_uuid},
+      {"replica_uuid", t.replica_uuid},
+      {"owner_snapshot_id", SnapshotId(t.owner_snapshot_id)},
+      {"replica_snapshot_id", SnapshotId(t.replica_snapshot_id)},
+      {"missing_commits", t.missing_commits},
+      {"oldest_missing_at",
+       t.oldest_missing_at ? json(FormatUnixMillis(*t.oldest_missing_at)) : json(nullptr)},
+      {"lag_ms", t.lag.count()},
+      {"within_max_staleness", t.within_max_staleness},
+      {"diverged", t.diverged},
+      {"divergent_snapshot_ids", std::move(ids)},
+      {"uuid_mismatch", t.uuid_mismatch},
+      {"owner_retention_ms", t.owner_retention.count()},
+      {"retention_too_short", t.retention_too_short},
+      {"reason", t.reason},
+  };
+}
+
+bool Matches(const TableLag& t, const LagFilter& f) {
+  if (f.table && t.table.ToString() != *f.table) return false;
+  if (f.region && t.owner != *f.region && t.replica != *f.region) return false;
+  if (f.state && *f.state != LagStateName(t.state)) return false;
+  return true;
+}
+
+// Label values escaped as the exposition format requires.
+std::string Label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string Seconds(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+}  // namespace
+
+json LagReportJson(const LagReport& report, const LagFilter& filter) {
+  std::vector<TableLag> rows;
+  for (const auto& t : report.tables)
+    if (Matches(t, filter)) rows.push_back(t);
+  const ScopeLag s = Summarise(rows);
+  json tables = json::array();
+  for (const auto& t : rows) tables.push_back(TableLagJson(t));
+  return {
+      {"at", FormatUnixMillis(report.at)},
+      {"at_unix_ms", report.at},
+      {"summary",
+       {{"tables", s.tables},
+        {"worst_lag_ms", s.worst_lag.count()},
+        {"worst_table", s.worst_table ? json(s.worst_table->ToString()) : json(nullptr)},
+        {"worst_replica", s.worst_replica.empty() ? json(nullptr) : json(s.worst_replica)},
+        {"total_missing", s.total_missing},
+        {"any_divergence", s.any_divergence},
+        {"complete", s.complete},
+        {"all_within_max_staleness", s.all_within_max_staleness}}},
+      {"region_errors", report.region_errors},
+      {"loads",
+       {{"sent", report.loads_sent},
+        {"not_modified", report.loads_not_modified},
+        {"failed", report.loads_failed}}},
+      {"unowned_tables", report.unowned_tables},
+      {"duration_ms", report.duration.count()},
+      {"tables", std::move(tables)},
+  };
+}
+
+std::string RenderLagMetrics(const LagReport& report) {
+  std::string out;
+  auto family = [&](const char* name, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+  };
+  auto per_table = [&](const char* name, const char* help, auto value) {
+    family(name, help);
+    for (const auto& t : report.tables) {
+      out += std::string(name) + "{table=\"" + Label(t.table.ToString()) + "\",owner=\"" +
+             Label(t.owner) + "\",replica=\"" + Label(t.replica) + "\"} " + value(t) + "\n";
+    }
+  };
+  per_table("icewarden_replication_lag_seconds",
+            "Age of the oldest owner commit the replica does not have (0 when caught up).",
+            [](const TableLag& t) { return Seconds(t.lag.count() / 1000.0); });
+  per_table("icewarden_replication_missing_commits",
+            "Owner commits the replica does not have yet.",
+            [](const TableLag& t) { return std::to_string(t.missing_commits); });
+  per_table("icewarden_replication_diverged",
+            "1 when the replica has commits the owner never had, or is another table.",
+            [](const TableLag& t) { return std::string(t.diverged || t.uuid_mismatch ? "1" : "0"); });
+  per_table("icewarden_replication_retention_too_short",
+            "1 when snapshot retention is shorter than max staleness plus the margin.",
+            [](const TableLag& t) { return std::string(t.retention_too_short ? "1" : "0"); });
+
+  std::map<std::string, int> by_state;
+  for (auto s : {LagState::kNotSameTable, LagState::kDiverged, LagState::kUnknown,
+                 LagState::kNotInOwner, LagState::kBehind, LagState::kCaughtUp})
+    by_state[LagStateName(s)] = 0;
+  for (const auto& t : report.tables) ++by_state[LagStateName(t.state)];
+  family("icewarden_replication_tables", "Table/replica pairs by lag state in the last round.");
+  for (const auto& [state, n] : by_state)
+    out += "icewarden_replication_tables{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+
+  family("icewarden_lag_round_timestamp_seconds", "When the last lag round finished.");
+  out += "icewarden_lag_round_timestamp_seconds " + Seconds(report.at / 1000.0) + "\n";
+  family("icewarden_lag_round_duration_seconds", "How long the last lag round took.");
+  out += "icewarden_lag_round_duration_seconds " + Seconds(report.duration.count() / 1000.0) + "\n";
+  family("icewarden_lag_loads", "Table loads in the last lag round, by result.");
+  out += "icewarden_lag_loads{result=\"sent\"} " + std::to_string(report.loads_sent) + "\n";
+  out += "icewarden_lag_loads{result=\"not_modified\"} " + std::to_string(report.loads_not_modified) + "\n";
+  out += "icewarden_lag_loads{result=\"failed\"} " + std::to_string(report.loads_failed) + "\n";
+  return out;
+}
+
+}  // namespace icewarden

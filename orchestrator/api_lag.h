@@ -1,0 +1,35 @@
+// Replication lag as the API shows it: JSON for GET /api/v1/lag and the lag families of
+// /metrics.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "health/lag_monitor.h"
+
+namespace icewarden {
+
+struct LagFilter {
+  std::optional<std::string> table;   // dotted name
+  std::optional<std::string> region;  // owner or replica
+  std::optional<std::string> state;   // LagStateName
+};
+
+// {"at", "summary": {...}, "region_errors", "loads": {...}, "tables": [TableLag...]}.
+// Snapshot ids are strings: they are 63-bit and lose precision as JSON numbers.
+nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter);
+
+// The lag families, with # HELP and # TYPE, for appending to the /metrics page:
+//   icewarden_replication_lag_seconds{table,owner,replica}        gauge
+//   icewarden_replication_missing_commits{table,owner,replica}    gauge
+//   icewarden_replication_diverged{table,owner,replica}           gauge 0/1
+//   icewarden_replication_retention_too_short{table,owner,replica} gauge 0/1
+//   icewarden_replication_tables{state}                           gauge
+//   icewarden_lag_round_timestamp_seconds                         gauge
+//   icewarden_lag_round_duration_seconds                          gauge
+//   icewarden_lag_loads{result}                                   gauge, last round
+std::string RenderLagMetrics(const LagReport& report);
+
+}  // namespace icewarden
