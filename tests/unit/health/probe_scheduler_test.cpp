@@ -263,6 +263,39 @@ TEST_F(ProbeSchedulerTest, RegionsKeepTheirOwnRhythm) {
   EXPECT_TRUE(rounds_[3].ok);
 }
 
+// Answers from inside Check() (a scripted transport does that) still make exactly one round.
+class AnswersAtOnce final : public Probe {
+ public:
+  explicit AnswersAtOnce(bool ok) : ok_(ok) {}
+  const std::string& kind() const override { return kind_; }
+  void Check(std::chrono::milliseconds, std::function<void(ProbeResult)> done) override {
+    ++checks;
+    done(ProbeResult{ok_, 0ms, kind_, ok_ ? "" : "connection refused"});
+  }
+  int checks = 0;
+
+ private:
+  std::string kind_ = "catalog_config";
+  bool ok_;
+};
+
+TEST_F(ProbeSchedulerTest, SynchronousAnswersMakeOneRoundPerInterval) {
+  auto s = Scheduler(Options());
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<AnswersAtOnce>(true));
+  probes.push_back(std::make_unique<AnswersAtOnce>(false));
+  auto* second = static_cast<AnswersAtOnce*>(probes.back().get());
+  ASSERT_TRUE(s->AddRegion("us-east-1", std::move(probes)).ok());
+  s->Start();
+  ASSERT_EQ(rounds_.size(), 1u);
+  EXPECT_FALSE(rounds_[0].ok);
+  EXPECT_EQ(rounds_[0].detail, "connection refused");
+  timers_.Advance(25s);
+  EXPECT_EQ(rounds_.size(), 3u);
+  EXPECT_EQ(second->checks, 3);
+  EXPECT_EQ(timers_.pending(), 1u) << "only the next round's timer";
+}
+
 TEST_F(ProbeSchedulerTest, AddRegionRejectsWhatCannotWork) {
   auto s = Scheduler(Options());
   std::vector<std::unique_ptr<Probe>> none;
