@@ -1,0 +1,42 @@
+// catalog_config: GET /v1/config on every check. CatalogClient::GetConfig always sends a
+// request (it never answers from its cached config), so a pass proves the catalog answered
+// within this check's deadline.
+#include <utility>
+
+#include "health/catalog_client.h"
+#include "health/probe_attempt.h"
+#include "health/probe_kinds.h"
+
+namespace icewarden {
+namespace {
+
+class CatalogConfigProbe final : public Probe {
+ public:
+  CatalogConfigProbe(Timers& timers, CatalogClient& catalog)
+      : kind_(kCatalogConfigProbe), timers_(timers), catalog_(catalog) {}
+
+  const std::string& kind() const override { return kind_; }
+
+  void Check(std::chrono::milliseconds deadline, std::function<void(ProbeResult)> done) override {
+    auto attempt = ProbeAttempt::Start(timers_, kind_, deadline, std::move(done));
+    catalog_.GetConfig(
+        [attempt](Result<CatalogConfig> r) {
+          if (r.ok()) return attempt->Pass();
+          attempt->Fail(ProbeDetail(r.status(), attempt->deadline(), "GET /v1/config"));
+        },
+        CallOptions{attempt->Remaining()});
+  }
+
+ private:
+  std::string kind_;
+  Timers& timers_;
+  CatalogClient& catalog_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Probe>> MakeCatalogConfigProbe(const ProbeSpec&, const ProbeContext& ctx) {
+  return std::unique_ptr<Probe>(std::make_unique<CatalogConfigProbe>(ctx.timers, ctx.catalog));
+}
+
+}  // namespace icewarden
