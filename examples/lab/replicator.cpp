@@ -43,13 +43,11 @@ void Replicator::Loop() {
   std::unique_lock lock(thread_mutex_);
   while (!stop_) {
     lock.unlock();
-    if (!paused_) {
-      try {
-        RunOnce();
-      } catch (const std::exception& e) {
-        // A failing pass (disk, a pruned metadata file) must not end replication for good.
-        std::fprintf(stderr, "lab: replication pass failed: %s\n", e.what());
-      }
+    try {
+      RunOnce();
+    } catch (const std::exception& e) {
+      // A failing pass (disk, a pruned metadata file) must not end replication for good.
+      std::fprintf(stderr, "lab: replication pass failed: %s\n", e.what());
     }
     lock.lock();
     wake_.wait_for(lock, kPassInterval, [this] { return stop_; });
@@ -88,6 +86,7 @@ std::map<TableIdent, OwnerDecision> Replicator::Owners() {
 
 void Replicator::RunOnce() {
   std::lock_guard pass(pass_mutex_);
+  if (paused_) return;
   int64_t visible_ms = now_ms_() - lag_ms_;
   for (const auto& [table, heads] : CollectHeads()) {
     OwnerDecision decision = Decide(table, heads);

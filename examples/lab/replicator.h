@@ -30,7 +30,7 @@ class Replicator {
 
   void Start();
   void Stop();
-  // One replication pass now (the background thread runs one every 50 ms unless paused).
+  // One replication pass now, unless paused (the background thread runs one every 50 ms).
   void RunOnce();
 
   void Pause();
