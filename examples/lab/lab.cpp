@@ -110,6 +110,7 @@ LabStatus Lab::StartAdmin() {
     admin_port_ = options_.admin_port;
   }
   admin_thread_ = std::thread([server = admin_.get()] { server->listen_after_bind(); });
+  WaitUntilListening(*admin_);
   return LabStatus::Ok();
 }
 

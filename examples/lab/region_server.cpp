@@ -27,6 +27,15 @@ std::string BearerToken(const httplib::Request& req) {
 
 }  // namespace
 
+void WaitUntilListening(const httplib::Server& server) {
+  // httplib's stop() is a no-op until listen_after_bind() has marked the server running, so a
+  // Stop() right after Start() would otherwise leave the listener thread in accept() for good.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!server.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 RegionServer::RegionServer(std::string name, std::string host, int port, CatalogApi* api,
                            RegionAuth auth, NowMs now_ms)
     : name_(std::move(name)),
@@ -59,6 +68,7 @@ LabStatus RegionServer::Start() {
   }
   server_ = std::move(server);
   thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
+  WaitUntilListening(*server_);
   running_ = true;
   return LabStatus::Ok();
 }
@@ -87,10 +97,12 @@ RegionFaults RegionServer::faults() const {
   return faults_;
 }
 
-void RegionServer::Pause(int ms) {
-  if (ms <= 0) return;
+bool RegionServer::Pause(int ms) {
   std::unique_lock lock(faults_mutex_);
-  stopping_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+  if (ms > 0) {
+    stopping_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+  }
+  return !stopping_;
 }
 
 void RegionServer::Register(httplib::Server& server) {
@@ -112,8 +124,7 @@ void RegionServer::Register(httplib::Server& server) {
     }
   }
   server.Post("/v1/oauth/tokens", [this](const httplib::Request& req, httplib::Response& res) {
-    Pause(faults().hang_ms);
-    IssueToken(req, res);
+    if (Pause(faults().hang_ms)) IssueToken(req, res);
   });
   // Unknown routes and anything else that failed without a body get the spec's error body.
   server.set_error_handler(
@@ -131,7 +142,10 @@ void RegionServer::Register(httplib::Server& server) {
 
 bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bool is_commit) {
   RegionFaults faults = this->faults();
-  Pause(faults.hang_ms);
+  if (!Pause(faults.hang_ms)) {
+    SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");
+    return false;
+  }
   if (auth_.required()) {
     std::string token = BearerToken(req);
     bool ok = !token.empty() && ((!auth_.static_token.empty() && token == auth_.static_token) ||
@@ -155,7 +169,10 @@ bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bo
     }
     return false;
   }
-  if (is_commit) Pause(faults.commit_latency_ms);
+  if (is_commit && !Pause(faults.commit_latency_ms)) {
+    SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");
+    return false;
+  }
   return true;
 }
 

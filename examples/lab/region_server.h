@@ -29,6 +29,9 @@ struct RegionAuth {
   bool required() const { return !static_token.empty() || !client_id.empty(); }
 };
 
+// Returns once `server`, whose listen_after_bind() runs on another thread, accepts connections.
+void WaitUntilListening(const httplib::Server& server);
+
 class RegionServer {
  public:
   // `port` 0 picks an ephemeral port on the first Start; restarts reuse it.
@@ -54,8 +57,8 @@ class RegionServer {
   // Hang, auth, injected errors and commit latency; true when the handler should run.
   bool Admit(const httplib::Request& req, httplib::Response& res, bool is_commit);
   void IssueToken(const httplib::Request& req, httplib::Response& res);
-  // Sleeps up to `ms`, returning early when the listener is being stopped.
-  void Pause(int ms);
+  // Sleeps up to `ms`; false (at once) when the listener is being stopped.
+  bool Pause(int ms);
 
   const std::string name_;
   const std::string host_;

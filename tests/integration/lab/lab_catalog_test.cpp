@@ -277,5 +277,32 @@ TEST_F(LabCatalogTest, CommitLatencyDelaysCommitsOnly) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
 }
 
+TEST_F(LabCatalogTest, HangingRegionTimesClientsOutAndStillStops) {
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"hang_ms", 5000}}).ok());
+  httplib::Client client(lab_->region_url(kUs));
+  client.set_read_timeout(0, 300'000);
+  auto timed_out = client.Get("/v1/config");
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error(), httplib::Error::Read);
+
+  // A request caught in the hang when the region stops gets a 503, not a success.
+  std::thread hung([&] {
+    auto result = Client(kUs)->Get("/v1/config");
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 503);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Stopping cuts the hang short rather than waiting it out.
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(lab_->StopRegion(kUs).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  hung.join();
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
+  ASSERT_TRUE(lab_->StartRegion(kUs).ok());
+  auto ok = Client(kUs)->Get("/v1/config");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
 }  // namespace
 }  // namespace icewarden::lab::testing
