@@ -1,0 +1,367 @@
+#include "examples/lab/catalog_api.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "examples/lab/table_metadata.h"
+
+namespace icewarden::lab {
+namespace {
+
+constexpr int64_t kIdempotencyLifetimeMs = 30 * 60 * 1000;  // advertised as PT30M
+constexpr int kDefaultPageSize = 100;
+
+StoredResponse ErrorResponse(int code, const std::string& type, const std::string& message) {
+  json body = {{"error", {{"message", message}, {"type", type}, {"code", code}}}};
+  return {code, body.dump(), ""};
+}
+
+StoredResponse JsonResponse(const json& body, const std::string& etag = "") {
+  return {200, body.dump(), etag};
+}
+
+void Send(const StoredResponse& stored, httplib::Response& res) {
+  res.status = stored.status;
+  if (!stored.etag.empty()) res.set_header("ETag", stored.etag);
+  if (!stored.body.empty()) res.set_content(stored.body, "application/json");
+}
+
+std::string Hex(const std::string& text) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string Unhex(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i + 1 < text.size(); i += 2) {
+    out += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+// One page of `keys` (sorted) per the spec's PageToken rules: no pageToken means everything in
+// one response; otherwise the token is the hex of the last key returned. Returns false with an
+// error in `res` when the paging parameters are malformed.
+bool Page(const httplib::Request& req, httplib::Response& res, const std::vector<std::string>& keys,
+          size_t* begin, size_t* end, json* next_token) {
+  *begin = 0;
+  *end = keys.size();
+  *next_token = nullptr;
+  if (!req.has_param("pageToken")) return true;
+  int size = kDefaultPageSize;
+  try {
+    if (req.has_param("pageSize")) size = std::stoi(req.get_param_value("pageSize"));
+    std::string after = Unhex(req.get_param_value("pageToken"));
+    if (!after.empty()) {
+      *begin = std::upper_bound(keys.begin(), keys.end(), after) - keys.begin();
+    }
+  } catch (const std::exception&) {
+    size = 0;
+  }
+  if (size < 1) {
+    SetErrorResponse(res, 400, "BadRequestException", "pageSize and pageToken must be valid");
+    return false;
+  }
+  *end = std::min(keys.size(), *begin + static_cast<size_t>(size));
+  if (*end < keys.size()) *next_token = Hex(keys[*end - 1]);
+  return true;
+}
+
+std::vector<std::string> NamespaceParam(const httplib::Request& req, int index) {
+  return SplitNamespace(req.matches[index].str(), kNamespaceSeparator);
+}
+
+bool ParseBody(const httplib::Request& req, httplib::Response& res, json* body) {
+  *body = json::parse(req.body, nullptr, false);
+  if (body->is_discarded() || !body->is_object()) {
+    SetErrorResponse(res, 400, "BadRequestException", "request body must be a JSON object");
+    return false;
+  }
+  return true;
+}
+
+json LoadTableResult(const std::string& location, const json& metadata) {
+  return {{"metadata-location", location}, {"metadata", metadata}, {"config", json::object()}};
+}
+
+}  // namespace
+
+void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
+                      const std::string& message) {
+  Send(ErrorResponse(code, type, message), res);
+}
+
+CatalogApi::CatalogApi(std::string warehouse, std::string base_location, CatalogStore* store,
+                       NowMs now_ms)
+    : warehouse_(std::move(warehouse)),
+      base_location_(std::move(base_location)),
+      store_(store),
+      now_ms_(std::move(now_ms)) {}
+
+std::vector<std::string> CatalogApi::Endpoints() {
+  return {"GET /v1/{prefix}/namespaces",
+          "POST /v1/{prefix}/namespaces",
+          "GET /v1/{prefix}/namespaces/{namespace}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"};
+}
+
+std::vector<CatalogApi::Route> CatalogApi::Routes() {
+  std::string base = "/v1/" + warehouse_;
+  auto bind = [this](void (CatalogApi::*method)(const httplib::Request&, httplib::Response&)) {
+    return [this, method](const httplib::Request& req, httplib::Response& res) {
+      (this->*method)(req, res);
+    };
+  };
+  return {
+      {"GET", "/v1/config", bind(&CatalogApi::Config)},
+      {"GET", base + "/namespaces", bind(&CatalogApi::ListNamespaces)},
+      {"POST", base + "/namespaces", bind(&CatalogApi::CreateNamespace)},
+      {"GET", base + "/namespaces/([^/]+)", bind(&CatalogApi::LoadNamespace)},
+      {"GET", base + "/namespaces/([^/]+)/tables", bind(&CatalogApi::ListTables)},
+      {"POST", base + "/namespaces/([^/]+)/tables", bind(&CatalogApi::CreateTable)},
+      {"GET", base + "/namespaces/([^/]+)/tables/([^/]+)", bind(&CatalogApi::LoadTable)},
+      {"POST", base + "/namespaces/([^/]+)/tables/([^/]+)", bind(&CatalogApi::CommitTable), true},
+  };
+}
+
+void CatalogApi::Config(const httplib::Request& req, httplib::Response& res) {
+  if (req.has_param("warehouse") && req.get_param_value("warehouse") != warehouse_) {
+    SetErrorResponse(res, 404, "NoSuchWarehouseException",
+                     "Warehouse " + req.get_param_value("warehouse") + " does not exist");
+    return;
+  }
+  json config = {{"defaults", json::object()},
+                 {"overrides", {{"prefix", warehouse_}}},
+                 {"endpoints", Endpoints()},
+                 {"idempotency-key-lifetime", "PT30M"}};
+  Send(JsonResponse(config), res);
+}
+
+void CatalogApi::ListNamespaces(const httplib::Request& req, httplib::Response& res) {
+  std::vector<std::string> parent =
+      SplitNamespace(req.get_param_value("parent"), kNamespaceSeparator);
+  if (!parent.empty() && !store_->NamespaceProperties(parent)) {
+    SetErrorResponse(res, 404, "NoSuchNamespaceException",
+                     "Namespace does not exist: " + JoinNamespace(parent, '.'));
+    return;
+  }
+  auto children = store_->ChildNamespaces(parent);
+  std::vector<std::string> keys;
+  for (const auto& child : children) keys.push_back(JoinNamespace(child, kNamespaceSeparator));
+  size_t begin, end;
+  json next;
+  if (!Page(req, res, keys, &begin, &end, &next)) return;
+  json namespaces = json::array();
+  for (size_t i = begin; i < end; ++i) namespaces.push_back(children[i]);
+  Send(JsonResponse({{"namespaces", namespaces}, {"next-page-token", next}}), res);
+}
+
+void CatalogApi::CreateNamespace(const httplib::Request& req, httplib::Response& res) {
+  json body;
+  if (!ParseBody(req, res, &body)) return;
+  Send(Idempotent(req.get_header_value("Idempotency-Key"),
+                  [&] { return CreateNamespaceLocked(body); }),
+       res);
+}
+
+StoredResponse CatalogApi::CreateNamespaceLocked(const json& body) {
+  if (!body.contains("namespace") || !body["namespace"].is_array() || body["namespace"].empty()) {
+    return ErrorResponse(400, "BadRequestException", "namespace must be a non-empty array");
+  }
+  std::vector<std::string> levels;
+  for (const auto& level : body["namespace"]) {
+    if (!level.is_string() || level.get<std::string>().empty()) {
+      return ErrorResponse(400, "BadRequestException", "namespace levels must be strings");
+    }
+    levels.push_back(level.get<std::string>());
+  }
+  json properties = body.value("properties", json::object());
+  if (!properties.is_object()) {
+    return ErrorResponse(400, "BadRequestException", "properties must be an object");
+  }
+  switch (store_->CreateNamespace(levels, properties)) {
+    case StoreOutcome::kAlreadyExists:
+      return ErrorResponse(409, "AlreadyExistsException",
+                           "Namespace already exists: " + JoinNamespace(levels, '.'));
+    case StoreOutcome::kNotFound:
+      return ErrorResponse(404, "NoSuchNamespaceException",
+                           "Parent namespace does not exist: " + JoinNamespace(levels, '.'));
+    default:
+      return JsonResponse({{"namespace", levels}, {"properties", properties}});
+  }
+}
+
+void CatalogApi::LoadNamespace(const httplib::Request& req, httplib::Response& res) {
+  auto levels = NamespaceParam(req, 1);
+  auto properties = store_->NamespaceProperties(levels);
+  if (!properties) {
+    SetErrorResponse(res, 404, "NoSuchNamespaceException",
+                     "Namespace does not exist: " + JoinNamespace(levels, '.'));
+    return;
+  }
+  if (req.method == "HEAD") {
+    res.status = 204;
+    return;
+  }
+  Send(JsonResponse({{"namespace", levels}, {"properties", *properties}}), res);
+}
+
+void CatalogApi::ListTables(const httplib::Request& req, httplib::Response& res) {
+  auto ns = NamespaceParam(req, 1);
+  if (!store_->NamespaceProperties(ns)) {
+    SetErrorResponse(res, 404, "NoSuchNamespaceException",
+                     "Namespace does not exist: " + JoinNamespace(ns, '.'));
+    return;
+  }
+  auto names = store_->TableNames(ns);
+  size_t begin, end;
+  json next;
+  if (!Page(req, res, names, &begin, &end, &next)) return;
+  json identifiers = json::array();
+  for (size_t i = begin; i < end; ++i) {
+    identifiers.push_back({{"namespace", ns}, {"name", names[i]}});
+  }
+  Send(JsonResponse({{"identifiers", identifiers}, {"next-page-token", next}}), res);
+}
+
+void CatalogApi::CreateTable(const httplib::Request& req, httplib::Response& res) {
+  json body;
+  if (!ParseBody(req, res, &body)) return;
+  auto ns = NamespaceParam(req, 1);
+  Send(Idempotent(req.get_header_value("Idempotency-Key"),
+                  [&] { return CreateTableLocked(ns, body); }),
+       res);
+}
+
+StoredResponse CatalogApi::CreateTableLocked(const std::vector<std::string>& ns, const json& body) {
+  std::string location =
+      base_location_ + "/" + JoinNamespace(ns, '/') + "/" + body.value("name", std::string());
+  auto created = NewTableMetadata(body, location, now_ms_());
+  if (!created.error.empty()) {
+    int code = body.value("stage-create", false) ? 406 : 400;
+    return ErrorResponse(
+        code, code == 406 ? "UnsupportedOperationException" : "BadRequestException", created.error);
+  }
+  TableIdent table{ns, body["name"].get<std::string>()};
+  std::string metadata_location = NextMetadataLocation(created.metadata, "");
+  switch (store_->CreateTable(table, metadata_location, created.metadata, now_ms_())) {
+    case StoreOutcome::kNotFound:
+      return ErrorResponse(404, "NoSuchNamespaceException",
+                           "Namespace does not exist: " + JoinNamespace(ns, '.'));
+    case StoreOutcome::kAlreadyExists:
+      return ErrorResponse(409, "AlreadyExistsException",
+                           "Table already exists: " + table.Dotted());
+    default:
+      return JsonResponse(LoadTableResult(metadata_location, created.metadata),
+                          MetadataEtag(metadata_location, false));
+  }
+}
+
+void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) {
+  TableIdent table{NamespaceParam(req, 1), req.matches[2].str()};
+  std::string mode = req.has_param("snapshots") ? req.get_param_value("snapshots") : "all";
+  if (mode != "all" && mode != "refs") {
+    SetErrorResponse(res, 400, "BadRequestException", "snapshots must be all or refs");
+    return;
+  }
+  auto loaded = store_->LoadTable(table);
+  if (!loaded) {
+    SetErrorResponse(res, 404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    return;
+  }
+  if (req.method == "HEAD") {
+    res.status = 204;
+    return;
+  }
+  bool refs_only = mode == "refs";
+  std::string etag = MetadataEtag(loaded->location, refs_only);
+  std::string if_none_match = req.get_header_value("If-None-Match");
+  if (!if_none_match.empty() &&
+      (if_none_match == "*" || if_none_match.find(etag) != std::string::npos)) {
+    res.status = 304;
+    res.set_header("ETag", etag);
+    return;
+  }
+  Send(JsonResponse(LoadTableResult(loaded->location, MetadataForLoad(loaded->metadata, refs_only)),
+                    etag),
+       res);
+}
+
+void CatalogApi::CommitTable(const httplib::Request& req, httplib::Response& res) {
+  json body;
+  if (!ParseBody(req, res, &body)) return;
+  TableIdent table{NamespaceParam(req, 1), req.matches[2].str()};
+  Send(Commit(table, body, req.get_header_value("Idempotency-Key")), res);
+}
+
+StoredResponse CatalogApi::Commit(const TableIdent& table, const json& request,
+                                  const std::string& idempotency_key) {
+  return Idempotent(idempotency_key, [&] { return CommitLocked(table, request); });
+}
+
+StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& request) {
+  auto loaded = store_->LoadTable(table);
+  if (!loaded) {
+    bool staged = false;
+    if (request.contains("requirements") && request["requirements"].is_array()) {
+      for (const auto& requirement : request["requirements"]) {
+        if (requirement.is_object() && requirement.value("type", "") == "assert-create") {
+          staged = true;
+        }
+      }
+    }
+    if (staged) {
+      return ErrorResponse(406, "UnsupportedOperationException",
+                           "staged create transactions are not supported by the lab");
+    }
+    return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+  }
+  int64_t now = now_ms_();
+  auto applied = ApplyCommit(loaded->metadata, loaded->location, request, now);
+  switch (applied.verdict) {
+    case CommitVerdict::kBadRequest:
+      return ErrorResponse(400, "BadRequestException", applied.message);
+    case CommitVerdict::kConflict:
+      return ErrorResponse(409, "CommitFailedException", applied.message);
+    case CommitVerdict::kUnchanged:
+      return JsonResponse({{"metadata-location", loaded->location}, {"metadata", loaded->metadata}},
+                          MetadataEtag(loaded->location, false));
+    case CommitVerdict::kApplied:
+      break;
+  }
+  std::string location = NextMetadataLocation(applied.metadata, loaded->location);
+  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, now);
+  if (swapped == StoreOutcome::kNotFound) {
+    return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+  }
+  if (swapped == StoreOutcome::kConflict) {
+    return ErrorResponse(409, "CommitFailedException",
+                         "Table " + table.Dotted() + " was changed concurrently");
+  }
+  return JsonResponse({{"metadata-location", location}, {"metadata", applied.metadata}},
+                      MetadataEtag(location, false));
+}
+
+StoredResponse CatalogApi::Idempotent(const std::string& key,
+                                      const std::function<StoredResponse()>& apply) {
+  std::lock_guard lock(mutation_mutex_);
+  int64_t now = now_ms_();
+  if (!key.empty()) {
+    if (auto stored = store_->FindResponse(key, now - kIdempotencyLifetimeMs)) return *stored;
+  }
+  StoredResponse response = apply();
+  if (!key.empty() && response.status < 500) store_->RememberResponse(key, response, now);
+  return response;
+}
+
+}  // namespace icewarden::lab

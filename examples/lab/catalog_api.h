@@ -1,0 +1,74 @@
+// CatalogApi: the Iceberg REST catalog routes one lab region serves, as handlers from request to
+// response over that region's CatalogStore (no sockets here; RegionServer does the I/O, auth and
+// fault injection). Implements the spec subset icewarden uses: config, namespaces (nested, paged),
+// tables (paged), create, load (snapshots=all|refs, ETag, If-None-Match), HEAD, and commit with
+// requirements, updates and Idempotency-Key replay. Errors use the spec's IcebergErrorResponse.
+//
+// Thread-safety: handlers may run concurrently; mutations of one region are serialized.
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "examples/lab/catalog_store.h"
+#include "examples/lab/table_ident.h"
+
+namespace icewarden::lab {
+
+// A clock in Unix milliseconds; the lab passes the wall clock, tests may pass their own.
+using NowMs = std::function<int64_t()>;
+
+// Writes {"error":{"message","type","code"}} with status `code`.
+void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
+                      const std::string& message);
+
+class CatalogApi {
+ public:
+  struct Route {
+    std::string method;   // GET (also answers HEAD) or POST
+    std::string pattern;  // httplib regex
+    httplib::Server::Handler handler;
+    bool is_commit = false;  // commit_latency_ms applies
+  };
+
+  // `warehouse` is the catalog prefix; tables live under `base_location`/ns/.../table.
+  CatalogApi(std::string warehouse, std::string base_location, CatalogStore* store, NowMs now_ms);
+
+  std::vector<Route> Routes();
+
+  // The endpoints GET /v1/config advertises.
+  static std::vector<std::string> Endpoints();
+
+  // Commits `request` (a CommitTableRequest) to `table` as POST .../tables/{table} does,
+  // replaying the stored response when `idempotency_key` was finalized within its lifetime.
+  StoredResponse Commit(const TableIdent& table, const json& request,
+                        const std::string& idempotency_key);
+
+ private:
+  void Config(const httplib::Request& req, httplib::Response& res);
+  void ListNamespaces(const httplib::Request& req, httplib::Response& res);
+  void CreateNamespace(const httplib::Request& req, httplib::Response& res);
+  void LoadNamespace(const httplib::Request& req, httplib::Response& res);
+  void ListTables(const httplib::Request& req, httplib::Response& res);
+  void CreateTable(const httplib::Request& req, httplib::Response& res);
+  void LoadTable(const httplib::Request& req, httplib::Response& res);
+  void CommitTable(const httplib::Request& req, httplib::Response& res);
+
+  StoredResponse CreateNamespaceLocked(const json& body);
+  StoredResponse CreateTableLocked(const std::vector<std::string>& ns, const json& body);
+  StoredResponse CommitLocked(const TableIdent& table, const json& request);
+  // Runs `apply` once per Idempotency-Key within its lifetime; 5xx results are not remembered.
+  StoredResponse Idempotent(const std::string& key, const std::function<StoredResponse()>& apply);
+
+  std::string warehouse_;
+  std::string base_location_;
+  CatalogStore* store_;
+  NowMs now_ms_;
+  std::mutex mutation_mutex_;
+};
+
+}  // namespace icewarden::lab

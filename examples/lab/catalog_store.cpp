@@ -1,0 +1,393 @@
+#include "examples/lab/catalog_store.h"
+
+#include <stdexcept>
+
+namespace icewarden::lab {
+namespace {
+
+// Keep the JSON of this many newest metadata files per table; older rows keep only their
+// location and time, which is all that replication's ancestry check needs.
+constexpr int kMetadataJsonKept = 300;
+
+const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS namespaces (
+  name TEXT PRIMARY KEY,
+  properties TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tables (
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  metadata_location TEXT NOT NULL,
+  owner_claim TEXT NOT NULL DEFAULT '',
+  epoch_claim INTEGER NOT NULL DEFAULT -1,
+  main_snapshot_id INTEGER NOT NULL DEFAULT -1,
+  PRIMARY KEY (namespace, name));
+CREATE TABLE IF NOT EXISTS metadata_files (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  location TEXT NOT NULL,
+  committed_ms INTEGER NOT NULL,
+  metadata TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS metadata_files_by_location
+  ON metadata_files (namespace, name, location);
+CREATE INDEX IF NOT EXISTS metadata_files_by_table ON metadata_files (namespace, name, id);
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key TEXT PRIMARY KEY,
+  status INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  etag TEXT NOT NULL,
+  created_ms INTEGER NOT NULL);
+)";
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) Fail();
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement& Bind(int index, const std::string& value) {
+    sqlite3_bind_text(stmt_, index, value.c_str(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int index, int64_t value) {
+    sqlite3_bind_int64(stmt_, index, value);
+    return *this;
+  }
+  Statement& BindNull(int index) {
+    sqlite3_bind_null(stmt_, index);
+    return *this;
+  }
+  // True while there is a row.
+  bool Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) Fail();
+    return false;
+  }
+  std::string Text(int column) const {
+    auto* text = sqlite3_column_text(stmt_, column);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+ private:
+  [[noreturn]] void Fail() {
+    throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN IMMEDIATE ... COMMIT, rolled back if the scope ends without Commit().
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { Run("BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void Commit() {
+    Run("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  void Run(const char* sql) {
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+    }
+  }
+  sqlite3* db_;
+  bool done_ = false;
+};
+
+std::string OwnerClaim(const json& metadata) {
+  const json& properties = metadata.value("properties", json::object());
+  return properties.value("icewarden.owner", "");
+}
+
+int64_t EpochClaim(const json& metadata) {
+  const json& properties = metadata.value("properties", json::object());
+  try {
+    return std::stoll(properties.value("icewarden.epoch", "-1"));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<CatalogStore> CatalogStore::Open(const std::string& path, LabStatus* status) {
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    *status = LabStatus::Error("cannot open " + path + ": " + sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return nullptr;
+  }
+  std::unique_ptr<CatalogStore> store(new CatalogStore(db));
+  try {
+    sqlite3_busy_timeout(db, 5000);
+    store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    Statement existing(db, "SELECT count(*) FROM sqlite_master WHERE name = 'tables'");
+    existing.Step();
+    store->created_ = existing.Int(0) == 0;
+    store->Exec(kSchema);
+  } catch (const std::exception& e) {
+    *status = LabStatus::Error(path + ": " + e.what());
+    return nullptr;
+  }
+  *status = LabStatus::Ok();
+  return store;
+}
+
+CatalogStore::~CatalogStore() { sqlite3_close(db_); }
+
+void CatalogStore::Exec(const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw std::runtime_error("sqlite: " + message);
+  }
+}
+
+bool CatalogStore::NamespaceExistsLocked(const std::string& key) {
+  Statement query(db_, "SELECT 1 FROM namespaces WHERE name = ?");
+  return query.Bind(1, key).Step();
+}
+
+StoreOutcome CatalogStore::CreateNamespace(const std::vector<std::string>& levels,
+                                           const json& properties) {
+  std::lock_guard lock(mutex_);
+  std::string key = JoinNamespace(levels, kNamespaceSeparator);
+  if (NamespaceExistsLocked(key)) return StoreOutcome::kAlreadyExists;
+  if (levels.size() > 1) {
+    std::vector<std::string> parent(levels.begin(), levels.end() - 1);
+    if (!NamespaceExistsLocked(JoinNamespace(parent, kNamespaceSeparator))) {
+      return StoreOutcome::kNotFound;
+    }
+  }
+  Statement insert(db_, "INSERT INTO namespaces (name, properties) VALUES (?, ?)");
+  insert.Bind(1, key).Bind(2, properties.dump()).Step();
+  return StoreOutcome::kOk;
+}
+
+std::optional<json> CatalogStore::NamespaceProperties(const std::vector<std::string>& levels) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT properties FROM namespaces WHERE name = ?");
+  if (!query.Bind(1, JoinNamespace(levels, kNamespaceSeparator)).Step()) return std::nullopt;
+  return json::parse(query.Text(0));
+}
+
+std::vector<std::vector<std::string>> CatalogStore::ChildNamespaces(
+    const std::vector<std::string>& parent) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::vector<std::string>> children;
+  Statement query(db_, "SELECT name FROM namespaces ORDER BY name");
+  while (query.Step()) {
+    auto levels = SplitNamespace(query.Text(0), kNamespaceSeparator);
+    if (levels.size() != parent.size() + 1) continue;
+    if (!std::equal(parent.begin(), parent.end(), levels.begin())) continue;
+    children.push_back(levels);
+  }
+  return children;
+}
+
+std::vector<std::string> CatalogStore::TableNames(const std::vector<std::string>& ns) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  Statement query(db_, "SELECT name FROM tables WHERE namespace = ? ORDER BY name");
+  query.Bind(1, JoinNamespace(ns, kNamespaceSeparator));
+  while (query.Step()) names.push_back(query.Text(0));
+  return names;
+}
+
+std::optional<LoadedTable> CatalogStore::LoadTable(const TableIdent& table) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_,
+                  "SELECT t.metadata_location, f.metadata FROM tables t JOIN metadata_files f"
+                  " ON f.namespace = t.namespace AND f.name = t.name"
+                  " AND f.location = t.metadata_location"
+                  " WHERE t.namespace = ? AND t.name = ?");
+  if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
+  return LoadedTable{query.Text(0), json::parse(query.Text(1))};
+}
+
+void CatalogStore::InsertFileLocked(const TableIdent& table, const std::string& location,
+                                    int64_t committed_ms, const json* metadata) {
+  Statement insert(db_,
+                   "INSERT OR IGNORE INTO metadata_files"
+                   " (namespace, name, location, committed_ms, metadata) VALUES (?, ?, ?, ?, ?)");
+  insert.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, location).Bind(4, committed_ms);
+  if (metadata) {
+    insert.Bind(5, metadata->dump());
+  } else {
+    insert.BindNull(5);
+  }
+  insert.Step();
+  Statement prune(db_,
+                  "UPDATE metadata_files SET metadata = NULL WHERE namespace = ?1 AND name = ?2"
+                  " AND metadata IS NOT NULL AND id <= (SELECT id FROM metadata_files"
+                  " WHERE namespace = ?1 AND name = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)");
+  prune.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, int64_t{kMetadataJsonKept});
+  prune.Step();
+}
+
+void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string& location,
+                                     const json& metadata) {
+  Statement upsert(db_,
+                   "INSERT INTO tables (namespace, name, metadata_location, owner_claim,"
+                   " epoch_claim, main_snapshot_id) VALUES (?, ?, ?, ?, ?, ?)"
+                   " ON CONFLICT (namespace, name) DO UPDATE SET"
+                   " metadata_location = excluded.metadata_location,"
+                   " owner_claim = excluded.owner_claim, epoch_claim = excluded.epoch_claim,"
+                   " main_snapshot_id = excluded.main_snapshot_id");
+  upsert.Bind(1, table.NamespaceKey())
+      .Bind(2, table.name)
+      .Bind(3, location)
+      .Bind(4, OwnerClaim(metadata))
+      .Bind(5, EpochClaim(metadata))
+      .Bind(6, metadata.value("current-snapshot-id", int64_t{-1}))
+      .Step();
+}
+
+StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::string& location,
+                                       const json& metadata, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(db_);
+  if (!NamespaceExistsLocked(table.NamespaceKey())) return StoreOutcome::kNotFound;
+  Statement exists(db_, "SELECT 1 FROM tables WHERE namespace = ? AND name = ?");
+  if (exists.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
+    return StoreOutcome::kAlreadyExists;
+  }
+  InsertFileLocked(table, location, now_ms, &metadata);
+  UpsertTableLocked(table, location, metadata);
+  transaction.Commit();
+  return StoreOutcome::kOk;
+}
+
+StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string& expected_location,
+                                     const std::string& location, const json& metadata,
+                                     int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(db_);
+  Statement current(db_, "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
+  if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
+    return StoreOutcome::kNotFound;
+  }
+  if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
+  InsertFileLocked(table, location, now_ms, &metadata);
+  UpsertTableLocked(table, location, metadata);
+  transaction.Commit();
+  return StoreOutcome::kOk;
+}
+
+std::vector<TableHead> CatalogStore::Heads() {
+  std::lock_guard lock(mutex_);
+  std::vector<TableHead> heads;
+  Statement query(db_,
+                  "SELECT namespace, name, metadata_location, owner_claim, epoch_claim,"
+                  " main_snapshot_id FROM tables ORDER BY namespace, name");
+  while (query.Step()) {
+    TableHead head;
+    head.table = {SplitNamespace(query.Text(0), kNamespaceSeparator), query.Text(1)};
+    head.location = query.Text(2);
+    head.owner_claim = query.Text(3);
+    head.epoch_claim = query.Int(4);
+    head.main_snapshot_id = query.Int(5);
+    heads.push_back(std::move(head));
+  }
+  return heads;
+}
+
+ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,
+                                              const std::string& replica_location,
+                                              int64_t visible_ms) {
+  std::lock_guard lock(mutex_);
+  ReplicationPlan plan;
+  int64_t after_id = 0;
+  if (!replica_location.empty()) {
+    Statement find(
+        db_, "SELECT id FROM metadata_files WHERE namespace = ? AND name = ? AND location = ?");
+    if (!find.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, replica_location).Step()) {
+      plan.kind = ReplicationPlan::Kind::kDiverged;
+      return plan;
+    }
+    after_id = find.Int(0);
+  }
+  Statement newer(db_,
+                  "SELECT id, location, committed_ms, metadata FROM metadata_files"
+                  " WHERE namespace = ? AND name = ? AND id > ? ORDER BY id");
+  newer.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, after_id);
+  std::string target_text;
+  while (newer.Step()) {
+    ++plan.pending;
+    int64_t committed_ms = newer.Int(2);
+    if (committed_ms > visible_ms) continue;
+    // A file committed later than a still-invisible one cannot be visible before it.
+    if (static_cast<int64_t>(plan.rows.size()) + 1 != plan.pending) continue;
+    plan.rows.push_back({newer.Text(1), committed_ms});
+    target_text = newer.IsNull(3) ? "" : newer.Text(3);
+  }
+  if (plan.rows.empty()) return plan;
+  if (target_text.empty()) {
+    throw std::runtime_error("metadata of " + plan.rows.back().location + " was pruned");
+  }
+  plan.kind = ReplicationPlan::Kind::kCopy;
+  plan.target_metadata = json::parse(target_text);
+  return plan;
+}
+
+StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
+                                            const std::string& expected_location,
+                                            const ReplicationPlan& plan) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(db_);
+  Statement current(db_, "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
+  bool exists = current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
+  std::string location = exists ? current.Text(0) : "";
+  if (location != expected_location) return StoreOutcome::kConflict;
+  for (size_t depth = 1; depth <= table.ns.size(); ++depth) {
+    std::vector<std::string> levels(table.ns.begin(), table.ns.begin() + depth);
+    std::string key = JoinNamespace(levels, kNamespaceSeparator);
+    if (!NamespaceExistsLocked(key)) {
+      Statement insert(db_, "INSERT INTO namespaces (name, properties) VALUES (?, '{}')");
+      insert.Bind(1, key).Step();
+    }
+  }
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
+    bool last = i + 1 == plan.rows.size();
+    InsertFileLocked(table, plan.rows[i].location, plan.rows[i].committed_ms,
+                     last ? &plan.target_metadata : nullptr);
+  }
+  UpsertTableLocked(table, plan.rows.back().location, plan.target_metadata);
+  transaction.Commit();
+  return StoreOutcome::kOk;
+}
+
+std::optional<StoredResponse> CatalogStore::FindResponse(const std::string& key,
+                                                         int64_t not_before_ms) {
+  std::lock_guard lock(mutex_);
+  Statement query(
+      db_, "SELECT status, body, etag FROM idempotency_keys WHERE key = ? AND created_ms >= ?");
+  if (!query.Bind(1, key).Bind(2, not_before_ms).Step()) return std::nullopt;
+  return StoredResponse{static_cast<int>(query.Int(0)), query.Text(1), query.Text(2)};
+}
+
+void CatalogStore::RememberResponse(const std::string& key, const StoredResponse& response,
+                                    int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  Statement upsert(db_,
+                   "INSERT OR REPLACE INTO idempotency_keys (key, status, body, etag, created_ms)"
+                   " VALUES (?, ?, ?, ?, ?)");
+  upsert.Bind(1, key)
+      .Bind(2, int64_t{response.status})
+      .Bind(3, response.body)
+      .Bind(4, response.etag)
+      .Bind(5, now_ms)
+      .Step();
+}
+
+}  // namespace icewarden::lab

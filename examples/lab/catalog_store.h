@@ -1,0 +1,118 @@
+// CatalogStore: one region's catalog state in its own SQLite file (DIR/REGION.db): namespaces,
+// the current metadata-location of every table, every metadata file the table has had (the JSON
+// of the newest ones), and finalized responses per Idempotency-Key.
+//
+// Thread-safety: every method is safe to call from any thread; one mutex serializes access to
+// the connection, and each method is one transaction. Table pointer moves are compare-and-swap
+// on the metadata-location, like a real catalog's commit. SQLite failures (disk full, corrupt
+// file) throw std::runtime_error; the HTTP layer turns them into 500s.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "examples/lab/lab_status.h"
+#include "examples/lab/table_ident.h"
+
+namespace icewarden::lab {
+
+using nlohmann::json;
+
+enum class StoreOutcome { kOk, kAlreadyExists, kNotFound, kConflict };
+
+struct LoadedTable {
+  std::string location;
+  json metadata;
+};
+
+// What the replicator and GET /lab/state need of a table without parsing its metadata.
+struct TableHead {
+  TableIdent table;
+  std::string location;
+  std::string owner_claim;   // property icewarden.owner, or ""
+  int64_t epoch_claim = -1;  // property icewarden.epoch, or -1
+  int64_t main_snapshot_id = -1;
+};
+
+struct MetadataFileRow {
+  std::string location;
+  int64_t committed_ms = 0;
+};
+
+// What an owner's history says a replica should receive (see PlanReplication).
+struct ReplicationPlan {
+  enum class Kind { kNothing, kCopy, kDiverged } kind = Kind::kNothing;
+  std::vector<MetadataFileRow> rows;  // kCopy: files to copy, oldest first
+  json target_metadata;               // kCopy: metadata of the last row
+  int64_t pending = 0;                // owner files newer than the replica's, visible or not
+};
+
+struct StoredResponse {
+  int status = 0;
+  std::string body;
+  std::string etag;
+};
+
+class CatalogStore {
+ public:
+  // Opens (creating if needed) the SQLite file at `path`.
+  static std::unique_ptr<CatalogStore> Open(const std::string& path, LabStatus* status);
+  ~CatalogStore();
+  CatalogStore(const CatalogStore&) = delete;
+  CatalogStore& operator=(const CatalogStore&) = delete;
+
+  // True when Open created the file's schema (a new lab region, to be seeded).
+  bool created() const { return created_; }
+
+  // kAlreadyExists, or kNotFound when a parent level is missing.
+  StoreOutcome CreateNamespace(const std::vector<std::string>& levels, const json& properties);
+  std::optional<json> NamespaceProperties(const std::vector<std::string>& levels);
+  // Direct children of `parent` (all top-level namespaces when empty), sorted.
+  std::vector<std::vector<std::string>> ChildNamespaces(const std::vector<std::string>& parent);
+  std::vector<std::string> TableNames(const std::vector<std::string>& ns);
+
+  std::optional<LoadedTable> LoadTable(const TableIdent& table);
+  // kAlreadyExists, or kNotFound when the namespace is missing.
+  StoreOutcome CreateTable(const TableIdent& table, const std::string& location,
+                           const json& metadata, int64_t now_ms);
+  // Moves the table's pointer from `expected_location` to `location`: kConflict when someone
+  // else moved it first, kNotFound when the table is gone.
+  StoreOutcome SwapTable(const TableIdent& table, const std::string& expected_location,
+                         const std::string& location, const json& metadata, int64_t now_ms);
+  std::vector<TableHead> Heads();
+
+  // As the owner: which of this table's metadata files a replica whose pointer is at
+  // `replica_location` ("" when it lacks the table) should copy, counting only files committed
+  // at or before `visible_ms`. kDiverged when the replica's pointer is not in this history.
+  ReplicationPlan PlanReplication(const TableIdent& table, const std::string& replica_location,
+                                  int64_t visible_ms);
+  // As the replica: copies the plan's files and moves the pointer, creating missing namespaces
+  // and the table; kConflict when the pointer is no longer at `expected_location`.
+  StoreOutcome ApplyReplication(const TableIdent& table, const std::string& expected_location,
+                                const ReplicationPlan& plan);
+
+  std::optional<StoredResponse> FindResponse(const std::string& key, int64_t not_before_ms);
+  void RememberResponse(const std::string& key, const StoredResponse& response, int64_t now_ms);
+
+ private:
+  explicit CatalogStore(sqlite3* db) : db_(db) {}
+  void Exec(const std::string& sql);
+  bool NamespaceExistsLocked(const std::string& key);
+  void InsertFileLocked(const TableIdent& table, const std::string& location, int64_t committed_ms,
+                        const json* metadata);
+  void UpsertTableLocked(const TableIdent& table, const std::string& location,
+                         const json& metadata);
+
+  std::mutex mutex_;
+  sqlite3* db_;
+  bool created_ = false;
+};
+
+}  // namespace icewarden::lab

@@ -1,0 +1,215 @@
+#include "examples/lab/region_server.h"
+
+#include <chrono>
+#include <random>
+
+namespace icewarden::lab {
+namespace {
+
+bool Roll(double rate) {
+  thread_local std::mt19937_64 engine(std::random_device{}());
+  return rate > 0.0 && std::uniform_real_distribution<double>(0.0, 1.0)(engine) < rate;
+}
+
+void SetOAuthError(httplib::Response& res, int status, const std::string& error,
+                   const std::string& description) {
+  res.status = status;
+  res.set_content(json{{"error", error}, {"error_description", description}}.dump(),
+                  "application/json");
+}
+
+std::string BearerToken(const httplib::Request& req) {
+  std::string header = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (header.size() <= prefix.size() || header.compare(0, prefix.size(), prefix) != 0) return "";
+  return header.substr(prefix.size());
+}
+
+}  // namespace
+
+void WaitUntilListening(const httplib::Server& server) {
+  // httplib's stop() is a no-op until listen_after_bind() has marked the server running, so a
+  // Stop() right after Start() would otherwise leave the listener thread in accept() for good.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!server.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+RegionServer::RegionServer(std::string name, std::string host, int port, CatalogApi* api,
+                           RegionAuth auth, NowMs now_ms)
+    : name_(std::move(name)),
+      host_(std::move(host)),
+      port_(port),
+      api_(api),
+      auth_(std::move(auth)),
+      now_ms_(std::move(now_ms)) {}
+
+RegionServer::~RegionServer() { Stop(); }
+
+LabStatus RegionServer::Start() {
+  std::lock_guard lifecycle(lifecycle_mutex_);
+  if (running_) return LabStatus::Ok();
+  auto server = std::make_unique<httplib::Server>();
+  server->set_keep_alive_timeout(1);
+  server->new_task_queue = [] { return new httplib::ThreadPool(16); };
+  Register(*server);
+  if (port_ == 0) {
+    int port = server->bind_to_any_port(host_);
+    if (port <= 0) return LabStatus::Error("region " + name_ + ": cannot bind " + host_ + ":0");
+    port_ = port;
+  } else if (!server->bind_to_port(host_, port_)) {
+    return LabStatus::Error("region " + name_ + ": cannot bind " + host_ + ":" +
+                            std::to_string(port_));
+  }
+  {
+    std::lock_guard lock(faults_mutex_);
+    stopping_ = false;
+  }
+  server_ = std::move(server);
+  thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
+  WaitUntilListening(*server_);
+  running_ = true;
+  return LabStatus::Ok();
+}
+
+void RegionServer::Stop() {
+  std::lock_guard lifecycle(lifecycle_mutex_);
+  if (!server_) return;
+  {
+    std::lock_guard lock(faults_mutex_);
+    stopping_ = true;
+  }
+  stopping_cv_.notify_all();
+  running_ = false;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+void RegionServer::SetFaults(const RegionFaults& faults) {
+  std::lock_guard lock(faults_mutex_);
+  faults_ = faults;
+}
+
+RegionFaults RegionServer::faults() const {
+  std::lock_guard lock(faults_mutex_);
+  return faults_;
+}
+
+bool RegionServer::Pause(int ms) {
+  std::unique_lock lock(faults_mutex_);
+  if (ms > 0) {
+    stopping_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+  }
+  return !stopping_;
+}
+
+void RegionServer::Register(httplib::Server& server) {
+  for (auto& route : api_->Routes()) {
+    auto handler = [this, inner = route.handler, is_commit = route.is_commit](
+                       const httplib::Request& req, httplib::Response& res) {
+      if (!Admit(req, res, is_commit)) return;
+      try {
+        inner(req, res);
+      } catch (const std::exception& e) {
+        SetErrorResponse(
+            res, 500, is_commit ? "CommitStateUnknownException" : "InternalServerError", e.what());
+      }
+    };
+    if (route.method == "GET") {
+      server.Get(route.pattern, handler);
+    } else {
+      server.Post(route.pattern, handler);
+    }
+  }
+  server.Post("/v1/oauth/tokens", [this](const httplib::Request& req, httplib::Response& res) {
+    if (Pause(faults().hang_ms)) IssueToken(req, res);
+  });
+  // Unknown routes and anything else that failed without a body get the spec's error body.
+  server.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 404) {
+          SetErrorResponse(res, 404, "NotFoundException",
+                           "No route for " + req.method + " " + req.path);
+        } else {
+          SetErrorResponse(res, res.status, "BadRequestException", "request failed");
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+}
+
+bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bool is_commit) {
+  RegionFaults faults = this->faults();
+  if (!Pause(faults.hang_ms)) {
+    SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");
+    return false;
+  }
+  if (auth_.required()) {
+    std::string token = BearerToken(req);
+    bool ok = !token.empty() && ((!auth_.static_token.empty() && token == auth_.static_token) ||
+                                 tokens_.Valid(token, now_ms_()));
+    if (!ok) {
+      SetErrorResponse(res, 401, "NotAuthorizedException",
+                       token.empty() ? "Missing bearer token" : "Token is invalid or expired");
+      return false;
+    }
+  }
+  bool can_fail = faults.error_status != 409 || is_commit;
+  if (can_fail && Roll(faults.error_rate)) {
+    int status = faults.error_status;
+    std::string type = status == 409   ? "CommitFailedException"
+                       : status == 503 ? "ServiceUnavailableException"
+                       : is_commit     ? "CommitStateUnknownException"
+                                       : "InternalServerError";
+    SetErrorResponse(res, status, type, "Injected fault in region " + name_);
+    if (status == 503 && faults.retry_after_s > 0) {
+      res.set_header("Retry-After", std::to_string(faults.retry_after_s));
+    }
+    return false;
+  }
+  if (is_commit && !Pause(faults.commit_latency_ms)) {
+    SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");
+    return false;
+  }
+  return true;
+}
+
+void RegionServer::IssueToken(const httplib::Request& req, httplib::Response& res) {
+  if (auth_.client_id.empty()) {
+    SetOAuthError(res, 400, "unauthorized_client", "this region has no OAuth2 client configured");
+    return;
+  }
+  httplib::Params form;
+  httplib::detail::parse_query_text(req.body, form);
+  auto field = [&](const std::string& key) {
+    auto it = form.find(key);
+    return it == form.end() ? std::string() : it->second;
+  };
+  std::string grant = field("grant_type");
+  int lifetime = faults().token_lifetime_s;
+  if (grant == "client_credentials") {
+    if (field("client_id") != auth_.client_id || field("client_secret") != auth_.client_secret) {
+      SetOAuthError(res, 401, "invalid_client", "unknown client or wrong secret");
+      return;
+    }
+  } else if (grant == "urn:ietf:params:oauth:grant-type:token-exchange") {
+    // Refreshing: the subject token must still be valid.
+    if (!tokens_.Valid(field("subject_token"), now_ms_())) {
+      SetOAuthError(res, 401, "invalid_grant", "subject_token is invalid or expired");
+      return;
+    }
+  } else {
+    SetOAuthError(res, 400, "unsupported_grant_type", "grant_type " + grant + " is not supported");
+    return;
+  }
+  json body = {{"access_token", tokens_.Issue(lifetime, now_ms_())},
+               {"token_type", "bearer"},
+               {"expires_in", lifetime},
+               {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}};
+  if (!field("scope").empty()) body["scope"] = field("scope");
+  res.set_content(body.dump(), "application/json");
+}
+
+}  // namespace icewarden::lab

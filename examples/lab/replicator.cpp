@@ -1,0 +1,148 @@
+#include "examples/lab/replicator.h"
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+namespace icewarden::lab {
+namespace {
+
+constexpr auto kPassInterval = std::chrono::milliseconds(50);
+
+}  // namespace
+
+Replicator::Replicator(std::vector<LabRegion*> regions, Ownership* ownership, NowMs now_ms,
+                       int lag_ms)
+    : regions_(std::move(regions)),
+      ownership_(ownership),
+      now_ms_(std::move(now_ms)),
+      lag_ms_(lag_ms) {}
+
+Replicator::~Replicator() { Stop(); }
+
+void Replicator::Start() {
+  std::lock_guard lock(thread_mutex_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Replicator::Stop() {
+  {
+    std::lock_guard lock(thread_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Replicator::Pause() { paused_ = true; }
+void Replicator::Resume() { paused_ = false; }
+
+void Replicator::Loop() {
+  std::unique_lock lock(thread_mutex_);
+  while (!stop_) {
+    lock.unlock();
+    try {
+      RunOnce();
+    } catch (const std::exception& e) {
+      // A failing pass (disk, a pruned metadata file) must not end replication for good.
+      std::fprintf(stderr, "lab: replication pass failed: %s\n", e.what());
+    }
+    lock.lock();
+    wake_.wait_for(lock, kPassInterval, [this] { return stop_; });
+  }
+}
+
+LabRegion* Replicator::Find(const std::string& name) {
+  for (auto* region : regions_) {
+    if (region->name == name) return region;
+  }
+  return nullptr;
+}
+
+std::map<TableIdent, std::map<std::string, TableHead>> Replicator::CollectHeads() {
+  std::map<TableIdent, std::map<std::string, TableHead>> heads;
+  for (auto* region : regions_) {
+    for (auto& head : region->store->Heads()) {
+      heads[head.table][region->name] = head;
+    }
+  }
+  return heads;
+}
+
+OwnerDecision Replicator::Decide(const TableIdent& table,
+                                 const std::map<std::string, TableHead>& heads) {
+  std::vector<OwnershipClaim> claims;
+  for (const auto& [region, head] : heads) claims.push_back({head.owner_claim, head.epoch_claim});
+  return ownership_->Resolve(table, claims);
+}
+
+std::map<TableIdent, OwnerDecision> Replicator::Owners() {
+  std::map<TableIdent, OwnerDecision> owners;
+  for (const auto& [table, heads] : CollectHeads()) owners[table] = Decide(table, heads);
+  return owners;
+}
+
+void Replicator::RunOnce() {
+  std::lock_guard pass(pass_mutex_);
+  if (paused_) return;
+  int64_t visible_ms = now_ms_() - lag_ms_;
+  for (const auto& [table, heads] : CollectHeads()) {
+    OwnerDecision decision = Decide(table, heads);
+    LabRegion* owner = Find(decision.owner);
+    auto owner_head = heads.find(decision.owner);
+    if (owner == nullptr || !owner->up() || owner_head == heads.end()) continue;
+    for (auto* replica : regions_) {
+      if (replica == owner || !replica->up()) continue;
+      auto replica_head = heads.find(replica->name);
+      std::string replica_location =
+          replica_head == heads.end() ? "" : replica_head->second.location;
+      if (replica_location == owner_head->second.location) continue;
+      ReplicationPlan plan = owner->store->PlanReplication(table, replica_location, visible_ms);
+      if (plan.kind != ReplicationPlan::Kind::kCopy) continue;
+      // A conflict means the replica moved since CollectHeads; the next pass looks again.
+      replica->store->ApplyReplication(table, replica_location, plan);
+    }
+  }
+}
+
+json Replicator::Status() {
+  json tables = json::array();
+  for (const auto& [table, heads] : CollectHeads()) {
+    OwnerDecision decision = Decide(table, heads);
+    json entry = {{"table", table.Dotted()},
+                  {"owner", decision.owner},
+                  {"owner_source", decision.source},
+                  {"regions", json::object()}};
+    if (decision.epoch >= 0) entry["epoch"] = decision.epoch;
+    LabRegion* owner = Find(decision.owner);
+    auto owner_head = heads.find(decision.owner);
+    for (auto* region : regions_) {
+      json state = {{"present", false}};
+      auto head = heads.find(region->name);
+      if (head != heads.end()) {
+        state = {{"present", true},
+                 {"metadata_location", head->second.location},
+                 {"current_snapshot_id", head->second.main_snapshot_id}};
+      }
+      if (region != owner && owner != nullptr && owner_head != heads.end()) {
+        std::string location = head == heads.end() ? "" : head->second.location;
+        if (location == owner_head->second.location) {
+          state["pending_commits"] = 0;
+          state["diverged"] = false;
+        } else {
+          auto plan =
+              owner->store->PlanReplication(table, location, std::numeric_limits<int64_t>::max());
+          state["pending_commits"] = plan.pending;
+          state["diverged"] = plan.kind == ReplicationPlan::Kind::kDiverged;
+        }
+      }
+      entry["regions"][region->name] = state;
+    }
+    tables.push_back(entry);
+  }
+  return tables;
+}
+
+}  // namespace icewarden::lab

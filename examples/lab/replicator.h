@@ -1,0 +1,68 @@
+// Replicator: copies every table's commits from its owning region to every other region, each
+// commit becoming visible in a replica `lag_ms` after it was made in the owner (same metadata
+// files, table-uuid, snapshot ids, refs, logs and properties; the table and its namespaces are
+// created in the replica when missing). A replica whose pointer is not in the owner's history
+// (someone committed there: a rogue writer, a promotion) has diverged; it is reported and never
+// overwritten. Stopped regions are skipped as sources and as targets, and catch up on restart.
+//
+// Thread-safety: all methods are safe to call from any thread; one background thread runs passes.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "examples/lab/lab_region.h"
+#include "examples/lab/ownership.h"
+
+namespace icewarden::lab {
+
+using nlohmann::json;
+
+class Replicator {
+ public:
+  Replicator(std::vector<LabRegion*> regions, Ownership* ownership, NowMs now_ms, int lag_ms);
+  ~Replicator();
+
+  void Start();
+  void Stop();
+  // One replication pass now, unless paused (the background thread runs one every 50 ms).
+  void RunOnce();
+
+  void Pause();
+  void Resume();
+  bool paused() const { return paused_; }
+  void SetLagMs(int lag_ms) { lag_ms_ = lag_ms; }
+  int lag_ms() const { return lag_ms_; }
+
+  // The owner of every table known to any region, from its claims in every region.
+  std::map<TableIdent, OwnerDecision> Owners();
+  // Per table: owner (and why), per region metadata-location and current snapshot, and per
+  // replica the commits not yet replicated and whether it has diverged.
+  json Status();
+
+ private:
+  // Every region's heads (stopped regions included: their properties still count as claims).
+  std::map<TableIdent, std::map<std::string, TableHead>> CollectHeads();
+  OwnerDecision Decide(const TableIdent& table, const std::map<std::string, TableHead>& heads);
+  LabRegion* Find(const std::string& name);
+  void Loop();
+
+  const std::vector<LabRegion*> regions_;
+  Ownership* ownership_;
+  NowMs now_ms_;
+  std::atomic<int> lag_ms_;
+  std::atomic<bool> paused_{false};
+
+  std::mutex pass_mutex_;  // one pass at a time
+  std::mutex thread_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace icewarden::lab

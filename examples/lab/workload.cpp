@@ -1,0 +1,195 @@
+#include "examples/lab/workload.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "examples/lab/table_metadata.h"
+
+namespace icewarden::lab {
+namespace {
+
+constexpr size_t kSnapshotsKept = 100;
+
+int64_t RandomBetween(int64_t low, int64_t high) {
+  thread_local std::mt19937_64 engine(std::random_device{}());
+  return std::uniform_int_distribution<int64_t>(low, high)(engine);
+}
+
+int64_t SummaryNumber(const json& snapshot, const char* key) {
+  try {
+    return std::stoll(snapshot["summary"].value(key, "0"));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+json AppendCommit(const json& metadata, const std::string& writer, int64_t now_ms) {
+  int64_t parent = MainSnapshotId(metadata);
+  json parent_snapshot = json::object();
+  for (const auto& snapshot : metadata["snapshots"]) {
+    if (snapshot["snapshot-id"].get<int64_t>() == parent) parent_snapshot = snapshot;
+  }
+  int64_t id = NewSnapshotId();
+  int64_t records = RandomBetween(100, 5000);
+  int64_t bytes = records * 64;
+  auto total = [&](const char* key, int64_t added) {
+    return std::to_string((parent_snapshot.empty() ? 0 : SummaryNumber(parent_snapshot, key)) +
+                          added);
+  };
+  json snapshot = {{"snapshot-id", id},
+                   {"sequence-number", metadata["last-sequence-number"].get<int64_t>() + 1},
+                   {"timestamp-ms", now_ms},
+                   {"manifest-list", metadata["location"].get<std::string>() + "/metadata/snap-" +
+                                         std::to_string(id) + "-1-" + NewUuid() + ".avro"},
+                   {"summary",
+                    {{"operation", "append"},
+                     {"added-data-files", "1"},
+                     {"added-records", std::to_string(records)},
+                     {"added-files-size", std::to_string(bytes)},
+                     {"total-data-files", total("total-data-files", 1)},
+                     {"total-records", total("total-records", records)},
+                     {"total-files-size", total("total-files-size", bytes)},
+                     {"total-delete-files", "0"},
+                     {"icewarden-lab.writer", writer}}},
+                   {"schema-id", metadata.value("current-schema-id", 0)}};
+  if (parent >= 0) snapshot["parent-snapshot-id"] = parent;
+  json commit = {{"requirements",
+                  {{{"type", "assert-table-uuid"}, {"uuid", metadata["table-uuid"]}},
+                   {{"type", "assert-ref-snapshot-id"},
+                    {"ref", "main"},
+                    {"snapshot-id", parent >= 0 ? json(parent) : json(nullptr)}}}},
+                 {"updates",
+                  {{{"action", "add-snapshot"}, {"snapshot", snapshot}},
+                   {{"action", "set-snapshot-ref"},
+                    {"ref-name", "main"},
+                    {"type", "branch"},
+                    {"snapshot-id", id}}}}};
+  const json& snapshots = metadata["snapshots"];
+  if (snapshots.size() >= kSnapshotsKept) {
+    json expired = json::array();
+    for (size_t i = 0; i + kSnapshotsKept <= snapshots.size(); ++i) {
+      if (snapshots[i]["snapshot-id"].get<int64_t>() != parent) {
+        expired.push_back(snapshots[i]["snapshot-id"]);
+      }
+    }
+    commit["updates"].push_back({{"action", "remove-snapshots"}, {"snapshot-ids", expired}});
+  }
+  return commit;
+}
+
+Workload::Workload(std::vector<LabRegion*> regions, Replicator* replicator,
+                   std::vector<TableIdent> tables, NowMs now_ms, int interval_ms, bool enabled)
+    : regions_(std::move(regions)),
+      replicator_(replicator),
+      tables_(std::move(tables)),
+      now_ms_(std::move(now_ms)),
+      interval_ms_(interval_ms),
+      enabled_(enabled) {}
+
+Workload::~Workload() { Stop(); }
+
+void Workload::Start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Workload::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Workload::SetIntervalMs(int interval_ms) {
+  interval_ms_ = interval_ms;
+  wake_.notify_all();
+}
+
+LabStatus Workload::SetRogueWriter(const std::string& region, bool enabled) {
+  bool known = false;
+  for (auto* candidate : regions_) known = known || candidate->name == region;
+  if (!known) return LabStatus::Error("unknown region: " + region);
+  std::lock_guard lock(mutex_);
+  if (enabled) {
+    rogue_regions_.insert(region);
+  } else {
+    rogue_regions_.erase(region);
+  }
+  wake_.notify_all();
+  return LabStatus::Ok();
+}
+
+json Workload::ToJson() const {
+  std::lock_guard lock(mutex_);
+  return {{"enabled", enabled_.load()},
+          {"interval_ms", interval_ms_.load()},
+          {"tables",
+           [this] {
+             json names = json::array();
+             for (const auto& table : tables_) names.push_back(table.Dotted());
+             return names;
+           }()},
+          {"rogue_writers", rogue_regions_},
+          {"commits", commits_.load()},
+          {"conflicts", conflicts_.load()}};
+}
+
+void Workload::Loop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    auto interval = std::chrono::milliseconds(std::max(10, interval_ms_.load()));
+    wake_.wait_for(lock, interval, [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    try {
+      RunOnce();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lab: workload round failed: %s\n", e.what());
+    }
+    lock.lock();
+  }
+}
+
+int Workload::RunOnce() {
+  std::lock_guard round(round_mutex_);
+  std::set<std::string> rogues;
+  {
+    std::lock_guard lock(mutex_);
+    rogues = rogue_regions_;
+  }
+  if (!enabled_ && rogues.empty()) return 0;
+  auto owners = replicator_->Owners();
+  int committed = 0;
+  for (const auto& table : tables_) {
+    auto decision = owners.find(table);
+    if (decision == owners.end()) continue;
+    for (auto* region : regions_) {
+      bool owner = region->name == decision->second.owner;
+      bool write = owner ? enabled_.load() : rogues.count(region->name) > 0;
+      if (write && region->up() && Append(region, table)) ++committed;
+    }
+  }
+  return committed;
+}
+
+bool Workload::Append(LabRegion* region, const TableIdent& table) {
+  auto loaded = region->store->LoadTable(table);
+  if (!loaded) return false;
+  auto response =
+      region->api->Commit(table, AppendCommit(loaded->metadata, region->name, now_ms_()), "");
+  if (response.status == 200) {
+    ++commits_;
+    return true;
+  }
+  ++conflicts_;
+  return false;
+}
+
+}  // namespace icewarden::lab

@@ -1,0 +1,66 @@
+// Workload: the lab's writers. Every interval, when enabled, one append commit (add-snapshot +
+// set-snapshot-ref main, guarded by assert-table-uuid and assert-ref-snapshot-id) to each workload
+// table in its owning region. A rogue writer enabled for a region also appends, every interval, to
+// the workload tables that region holds but does not own: an old owner still accepting writes,
+// which makes the region's history diverge from the owner's.
+// Commits go through the region's CatalogApi in-process, so they obey the same requirements as
+// REST commits but not the region's injected faults; stopped regions are not written to.
+//
+// Thread-safety: all methods are safe to call from any thread; one background thread writes.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "examples/lab/lab_region.h"
+#include "examples/lab/replicator.h"
+
+namespace icewarden::lab {
+
+// The CommitTableRequest that appends one snapshot on top of `metadata`'s main branch (and
+// expires the oldest snapshots beyond 100), as a writer named `writer` would send it.
+json AppendCommit(const json& metadata, const std::string& writer, int64_t now_ms);
+
+class Workload {
+ public:
+  Workload(std::vector<LabRegion*> regions, Replicator* replicator, std::vector<TableIdent> tables,
+           NowMs now_ms, int interval_ms, bool enabled);
+  ~Workload();
+
+  void Start();
+  void Stop();
+  // One round of commits now; returns how many succeeded.
+  int RunOnce();
+
+  void SetEnabled(bool enabled) { enabled_ = enabled; }
+  void SetIntervalMs(int interval_ms);
+  LabStatus SetRogueWriter(const std::string& region, bool enabled);
+  json ToJson() const;
+
+ private:
+  bool Append(LabRegion* region, const TableIdent& table);
+  void Loop();
+
+  const std::vector<LabRegion*> regions_;
+  Replicator* replicator_;
+  const std::vector<TableIdent> tables_;
+  NowMs now_ms_;
+  std::atomic<int> interval_ms_;
+  std::atomic<bool> enabled_;
+  std::atomic<int64_t> commits_{0};
+  std::atomic<int64_t> conflicts_{0};
+
+  mutable std::mutex mutex_;  // guards rogue_regions_ and the thread's stop flag
+  std::set<std::string> rogue_regions_;
+  std::mutex round_mutex_;  // one round at a time
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace icewarden::lab
