@@ -104,6 +104,18 @@ int RunCli(int argc, char** argv) {
     exit_code = ResolveToken(client, token_file) ? CmdFailoverShow(client, failover_id) : kExitUsage;
   });
 
+  LagOptions lag_filter;
+  auto* lag = app.add_subcommand("lag", "replication lag and divergence per table and replica");
+  AddClientOptions(lag, client, token_file);
+  lag->add_option("--table", lag_filter.table, "only this table (namespace.table)");
+  lag->add_option("--region", lag_filter.region, "only rows where this region owns or replicates");
+  lag->add_option("--state", lag_filter.state, "only rows in this state")
+      ->check(CLI::IsMember({"caught_up", "behind", "diverged", "not_same_table", "unknown",
+                             "not_in_owner"}));
+  lag->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdLag(client, lag_filter) : kExitUsage;
+  });
+
   auto* audit = app.add_subcommand("audit", "the audit log: who did what, when, why");
   audit->require_subcommand(1);
   long long after_seq = 0;

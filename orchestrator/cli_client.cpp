@@ -194,4 +194,52 @@ int CmdAuditList(const ClientOptions& o, long long after_seq, int limit) {
   return kExitOk;
 }
 
+namespace {
+
+std::string Millis(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return "-";
+  long long ms = j[key].get<long long>();
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  long long s = ms / 1000;
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  if (s < 172800) return std::to_string(s / 3600) + "h" + std::to_string((s % 3600) / 60) + "m";
+  return std::to_string(s / 86400) + "d";
+}
+
+}  // namespace
+
+int CmdLag(const ClientOptions& o, const LagOptions& filter) {
+  std::string path = "/api/v1/lag";
+  std::string sep = "?";
+  for (auto [name, value] : {std::pair{"table", &filter.table}, std::pair{"region", &filter.region},
+                             std::pair{"state", &filter.state}}) {
+    if (value->empty()) continue;
+    path += sep + name + "=" + httplib::detail::encode_query_param(*value);
+    sep = "&";
+  }
+  Fetched f = Get(o, path);
+  if (f.exit_code != kExitOk) return f.exit_code;
+  if (AsJson(o, f.body)) return kExitOk;
+  const json& sum = f.body["summary"];
+  std::cout << "lag at " << Str(f.body, "at") << ": " << Str(sum, "tables") << " table replicas, "
+            << Str(sum, "total_missing") << " commits missing, worst " << Millis(sum, "worst_lag_ms")
+            << (sum.value("worst_table", json()).is_string()
+                    ? " (" + Str(sum, "worst_table") + " in " + Str(sum, "worst_replica") + ")"
+                    : std::string())
+            << (sum.value("any_divergence", false) ? ", DIVERGENCE FOUND" : "")
+            << (sum.value("complete", true) ? "" : ", incomplete (a catalog could not be read)")
+            << '\n';
+  for (const auto& e : f.body.value("region_errors", json::array()))
+    std::cout << "  error: " << e.get<std::string>() << '\n';
+  TextTable t({"TABLE", "OWNER", "REPLICA", "STATE", "MISSING", "LAG", "RETENTION", "REASON"});
+  for (const auto& r : f.body["tables"])
+    t.AddRow({Str(r, "table"), Str(r, "owner"), Str(r, "replica"), Str(r, "state"),
+              Str(r, "missing_commits"), Millis(r, "lag_ms"),
+              Millis(r, "owner_retention_ms") + (r.value("retention_too_short", false) ? " (short)" : ""),
+              Str(r, "reason")});
+  t.Print(std::cout);
+  return kExitOk;
+}
+
 }  // namespace icewarden

@@ -18,6 +18,10 @@ int CmdStatus(const ClientOptions& o);
 int CmdOwnershipList(const ClientOptions& o, const std::string& owner, int limit);
 int CmdFailoverList(const ClientOptions& o, int limit);
 int CmdFailoverShow(const ClientOptions& o, const std::string& id);
+struct LagOptions {
+  std::string table, region, state;  // filters; empty: all
+};
+int CmdLag(const ClientOptions& o, const LagOptions& filter);
 int CmdAuditList(const ClientOptions& o, long long after_seq, int limit);
 
 }  // namespace icewarden

@@ -90,39 +90,17 @@ Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
   return decision;
 }
 
-Result<HealthDecision> Orchestrator::ObserveRegion(const std::string& region,
-                                                   const HealthInput& input,
-                                                   const std::string& source) {
-  const RegionConfig* rc = config_.FindRegion(region);
-  if (rc == nullptr) return Status::NotFound("region " + region + " is not in the config");
-  auto live = live_regions_.find(region);
-  if (live == live_regions_.end()) {
-    auto stored = store_.GetRegion(region);
-    if (!stored.ok()) return stored.status();
-    if (!stored->has_value()) return Status::NotFound("region " + region + " is not recorded");
-    live = live_regions_.emplace(region, **stored).first;
-  }
-
-  HealthInput timed = input;
-  if (timed.at == 0) timed.at = clock_->Now();
-  HealthDecision decision =
-      ApplyHealthEvent(live->second, timed, HealthThresholds{rc->probe.fall, rc->probe.rise});
-  // Changes are audited; so are refusals of anything a person or a webhook sent (rule 6).
-  const bool refused_command = !decision.accepted && input.source != EventSource::kProbe;
-  if ((decision.accepted && decision.changed) || refused_command) {
-    AuditEvent why;
-    why.at = timed.at;
-    why.actor = EventSourceName(input.source);
-    why.source = source;
-    why.action = std::string("region.") + HealthEventName(input.event) +
-                 (decision.accepted ? "" : ".refused");
-    why.target = region;
-    why.reason = decision.reason;
-    Status s = refused_command ? store_.AppendAudit(why) : store_.PutRegion(decision.next, why);
-    if (!s.ok()) return s;
-  }
-  if (decision.accepted) live->second = decision.next;
-  return decision;
+Status Orchestrator::RecordRegionHealth(const HealthDecision& decision,
+                                        const std::string& source) {
+  if (!decision.accepted || !decision.changed) return Status::Ok();
+  AuditEvent why;
+  why.at = decision.next.since != 0 ? decision.next.since : clock_->Now();
+  why.actor = source;
+  why.source = source;
+  why.action = std::string("region.") + RegionHealthName(decision.next.health);
+  why.target = decision.next.name;
+  why.reason = decision.reason;
+  return store_.PutRegion(decision.next, why);
 }
 
 }  // namespace icewarden

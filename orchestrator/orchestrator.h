@@ -43,12 +43,11 @@ class Orchestrator {
   Result<FailoverDecision> ApplyToFailover(const std::string& id, const FailoverInput& input,
                                            const std::string& source);
 
-  // Feeds one observation of a region into the health machine. A change of health or of
-  // an overlay is persisted with its audit event before it is returned; counter-only
-  // updates stay in memory (they are re-derived from probes after a restart, and writing
-  // every probe round would bury the audit log).
-  Result<HealthDecision> ObserveRegion(const std::string& region, const HealthInput& input,
-                                       const std::string& source);
+  // Persists a region's health change that the HealthTracker decided (health/), with its
+  // audit event, before anything acts on it. Only changes come here: counters between
+  // changes stay in the tracker (they are re-derived from probes after a restart, and
+  // writing every probe round would bury the audit log).
+  Status RecordRegionHealth(const HealthDecision& decision, const std::string& source);
 
   // The failover policy the config asks for.
   FailoverPolicy Policy() const;
@@ -57,8 +56,6 @@ class Orchestrator {
   const Config& config_;
   StateStore& store_;
   std::shared_ptr<Clock> clock_;
-  // Probe counters between persisted transitions, by region name.
-  std::map<std::string, Region> live_regions_;
 };
 
 }  // namespace icewarden

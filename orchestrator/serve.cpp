@@ -8,9 +8,11 @@
 #include <iostream>
 
 #include "orchestrator/api.h"
+#include "orchestrator/catalog_watch.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/config.h"
 #include "orchestrator/http_server.h"
+#include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
@@ -73,19 +75,30 @@ int CmdServe(const ServeOptions& options) {
   }
   for (const auto& d : *started) spdlog::info("{}", d.reason);
 
+  LiveView live;
+  auto watch = CatalogWatch::Create(config, **store, orchestrator, clock, live);
+  if (!watch.ok()) {
+    std::cerr << "icewarden: " << options.config_path << ": " << watch.status().message() << '\n';
+    return kExitUsage;
+  }
+
   std::atomic<bool> ready{false};
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });
+  api.SetLiveView(&live);
   http->on_server_response = [&api](int status) { api.CountResponse(status); };
   HttpServer server(*http, [&api](const ApiRequest& request) { return api.Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {
     spdlog::error("cannot listen on {}: {}", config.api.listen, s.ToString());
     return kExitFailed;
   }
+  (*watch)->Start();
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
   std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
             << config.state.path << ")" << std::endl;
   server.Run();
+  ready = false;
+  (*watch)->Stop();
   spdlog::info("stopped: signal received, in-flight requests finished");
   return kExitOk;
 }

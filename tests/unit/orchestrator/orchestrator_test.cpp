@@ -151,32 +151,32 @@ TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
   EXPECT_TRUE(store_->ListActiveFailovers()->empty());
 }
 
-TEST_F(OrchestratorTest, HealthChangesArePersistedAndCounterOnlyRoundsAreNot) {
+TEST_F(OrchestratorTest, HealthChangesArePersistedWithTheirReasonAndNothingElseIs) {
   Orchestrator o(config_, *store_, clock_);
   ASSERT_TRUE(o.Start().ok());
+  Region before = **store_->GetRegion("us-east-1");
+  HealthThresholds t{3, 2};
   HealthInput fail{HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config",
-                   "connection refused"};
-  HealthInput pass{HealthEvent::kProbeRoundPassed, EventSource::kProbe, "catalog_config", ""};
-  // Start recorded it degraded: two passed rounds make it healthy.
-  o.ObserveRegion("us-east-1", pass, "probe");
-  EXPECT_EQ((*store_->GetRegion("us-east-1"))->health, RegionHealth::kDegraded);
-  o.ObserveRegion("us-east-1", pass, "probe");
-  EXPECT_EQ((*store_->GetRegion("us-east-1"))->health, RegionHealth::kHealthy);
-  for (int i = 0; i < 3; ++i) o.ObserveRegion("us-east-1", fail, "probe");
-  auto r = *store_->GetRegion("us-east-1");
-  EXPECT_EQ(r->health, RegionHealth::kUnreachable);
-  EXPECT_EQ(r->reason,
+                   "connection refused", 1000};
+  // Three failed rounds from degraded: only the third changes health.
+  Region r = before;
+  int persisted = 0;
+  for (int i = 0; i < 3; ++i) {
+    HealthDecision d = ApplyHealthEvent(r, fail, t);
+    ASSERT_TRUE(o.RecordRegionHealth(d, "probe").ok());
+    persisted += d.changed;
+    r = d.next;
+  }
+  EXPECT_EQ(persisted, 1);
+  auto stored = **store_->GetRegion("us-east-1");
+  EXPECT_EQ(stored.health, RegionHealth::kUnreachable);
+  EXPECT_EQ(stored.reason,
             "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
-  // recorded, healthy, degraded, unreachable: four audit events, not one per round.
-  EXPECT_EQ(Audit("us-east-1").size(), 4u);
-
-  auto forged = o.ObserveRegion(
-      "us-east-1", {HealthEvent::kSetFenced, EventSource::kWebhook, "", "x"}, "webhook");
-  ASSERT_TRUE(forged.ok());
-  EXPECT_FALSE(forged->accepted);
-  EXPECT_FALSE((*store_->GetRegion("us-east-1"))->fenced);
-  EXPECT_EQ(Audit("us-east-1").back().action, "region.set_fenced.refused");
-  EXPECT_EQ(o.ObserveRegion("mars-1", pass, "probe").status().code(), StatusCode::kNotFound);
+  auto audit = Audit("us-east-1");
+  ASSERT_EQ(audit.size(), 2u);  // recorded at start, then unreachable
+  EXPECT_EQ(audit[1].action, "region.unreachable");
+  EXPECT_EQ(audit[1].reason, stored.reason);
+  EXPECT_EQ(audit[1].at, 1000);
 }
 
 }  // namespace

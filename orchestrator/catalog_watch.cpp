@@ -1,0 +1,290 @@
+#include "orchestrator/catalog_watch.h"
+
+#include <utility>  // before Asio: Boost 1.74 + GCC 12
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "health/asio_timers.h"
+#include "health/beast_transport.h"
+#include "health/catalog_client.h"
+#include "health/health_tracker.h"
+#include "health/lag_monitor.h"
+#include "health/probe.h"
+#include "health/probe_kinds.h"
+#include "health/probe_scheduler.h"
+#include "health/uuid_v7.h"
+#include "orchestrator/config.h"
+#include "orchestrator/live_view.h"
+#include "orchestrator/orchestrator.h"
+#include "state/clock.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+namespace {
+
+CatalogAuth AuthFor(const CatalogAuthConfig& a) {
+  switch (a.kind) {
+    case CatalogAuthConfig::Kind::kNone: return CatalogAuth::None();
+    case CatalogAuthConfig::Kind::kBearer: return CatalogAuth::Bearer(a.token.value());
+    case CatalogAuthConfig::Kind::kOAuth2:
+      return CatalogAuth::ClientCredentials(a.client_id, a.client_secret.value(),
+                                            a.scope.empty() ? "catalog" : a.scope, a.token_uri);
+  }
+  return CatalogAuth::None();
+}
+
+// "http://127.0.0.1:18181/api" -> host "127.0.0.1", port 18181 (80/443 by scheme).
+bool HostPortOf(const std::string& uri, std::string* host, std::uint16_t* port) {
+  auto scheme_end = uri.find("://");
+  if (scheme_end == std::string::npos) return false;
+  const bool https = uri.compare(0, scheme_end, "https") == 0;
+  std::string rest = uri.substr(scheme_end + 3);
+  rest = rest.substr(0, rest.find('/'));
+  auto colon = rest.rfind(':');
+  const auto bracket = rest.find(']');
+  if (colon == std::string::npos || (bracket != std::string::npos && colon < bracket)) {
+    *host = rest;
+    *port = https ? 443 : 80;
+  } else {
+    *host = rest.substr(0, colon);
+    *port = static_cast<std::uint16_t>(std::stoul(rest.substr(colon + 1)));
+  }
+  if (!host->empty() && host->front() == '[') *host = host->substr(1, host->size() - 2);
+  return !host->empty();
+}
+
+Result<ProbeSpec> SpecFor(const RegionConfig& rc, const std::string& kind) {
+  ProbeSpec spec;
+  spec.kind = kind;
+  spec.region = rc.name;
+  const ProbeSettings& p = rc.probe;
+  if (!p.canary_table.empty()) spec.table = TableIdent::Parse(p.canary_table);
+  spec.allow_writes = kind == "canary_commit";  // listing it is the operator's consent
+  if (kind == "tcp") {
+    std::string address = p.tcp_address;
+    if (address.empty()) {
+      if (!HostPortOf(rc.catalog_uri, &spec.host, &spec.port))
+        return Status::InvalidArgument("region " + rc.name + ": cannot derive tcp target from " +
+                                       rc.catalog_uri);
+    } else {
+      auto colon = address.rfind(':');
+      spec.host = address.substr(0, colon);
+      spec.port = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+    }
+  }
+  if (kind == "dns") {
+    spec.dns_name = p.dns_name;
+    auto colon = p.dns_server.rfind(':');
+    spec.dns_server_host = p.dns_server.substr(0, colon);
+    spec.dns_server_port = static_cast<std::uint16_t>(std::stoul(p.dns_server.substr(colon + 1)));
+    spec.expect = p.dns_expect;
+  }
+  return spec;
+}
+
+}  // namespace
+
+struct CatalogWatch::Loop {
+  Loop(const Config& c, StateStore& s, Orchestrator& o, std::shared_ptr<Clock> cl, LiveView& l)
+      : config(c), store(s), orchestrator(o), clock(std::move(cl)), live(l) {}
+
+  const Config& config;
+  StateStore& store;
+  Orchestrator& orchestrator;
+  std::shared_ptr<Clock> clock;
+  LiveView& live;
+
+  boost::asio::io_context io;
+  std::unique_ptr<Timers> timers = MakeAsioTimers(io);
+  std::unique_ptr<TcpConnector> tcp = MakeAsioTcpConnector(io);
+  std::unique_ptr<HttpTransport> transport = MakeBeastTransport(io);
+  // Two clients per region: probes must not wait out 503 Retry-After (a probe has its own
+  // deadline), while lag rounds should ride out a busy catalog.
+  std::map<std::string, std::unique_ptr<CatalogClient>> probe_clients, lag_clients;
+  std::unique_ptr<HealthTracker> tracker;
+  std::vector<std::unique_ptr<ProbeScheduler>> schedulers;
+  std::unique_ptr<LagMonitor> lag;
+  TimerHandle lag_timer;
+
+  // Ownership as of the start of the current lag round, and tables seen with no owner.
+  std::map<TableIdent, std::string> owners;
+  std::set<TableIdent> unclaimed;
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+
+  Status Build() {
+    ProbeRegistry registry;
+    if (Status s = registerBuiltinProbes(registry); !s.ok()) return s;
+    auto stored = store.ListRegions();
+    if (!stored.ok()) return stored.status();
+    std::map<std::string, HealthThresholds> thresholds;
+    for (const auto& rc : config.regions)
+      thresholds[rc.name] = HealthThresholds{rc.probe.fall, rc.probe.rise};
+    tracker = std::make_unique<HealthTracker>(
+        *stored, *clock, [this](const HealthDecision& d) { OnHealthChange(d); },
+        HealthThresholds{}, thresholds);
+
+    std::map<std::string, CatalogClient*> lag_targets;
+    for (const auto& rc : config.regions) {
+      CatalogClientOptions options;
+      options.base_uri = rc.catalog_uri;
+      options.warehouse = rc.warehouse;
+      options.auth = AuthFor(rc.auth);
+      options.default_deadline = rc.probe.timeout;
+      options.retry.max_503_retries = 0;
+      probe_clients[rc.name] = std::make_unique<CatalogClient>(
+          options, CatalogClientEnv{*transport, *clock, SystemRandomBits()});
+      options.default_deadline = std::chrono::seconds(10);
+      options.retry = RetryPolicy{};
+      lag_clients[rc.name] = std::make_unique<CatalogClient>(
+          options, CatalogClientEnv{*transport, *clock, SystemRandomBits()});
+      lag_targets[rc.name] = lag_clients[rc.name].get();
+
+      std::vector<std::unique_ptr<Probe>> probes;
+      for (const auto& kind : rc.probe.kinds) {
+        auto spec = SpecFor(rc, kind);
+        if (!spec.ok()) return spec.status();
+        auto probe = registry.Create(
+            *spec, ProbeContext{*timers, *clock, *probe_clients[rc.name], *transport, tcp.get()});
+        if (!probe.ok())
+          return Status::InvalidArgument("region " + rc.name + ", probe " + kind + ": " +
+                                         probe.status().message());
+        probes.push_back(std::move(*probe));
+      }
+      ProbeScheduleOptions schedule;
+      schedule.interval = rc.probe.interval;
+      schedule.timeout = rc.probe.timeout;
+      auto scheduler = std::make_unique<ProbeScheduler>(
+          *timers, SystemRandomBits(), schedule, [this](const ProbeRound& r) { OnRound(r); });
+      if (Status s = scheduler->AddRegion(rc.name, std::move(probes)); !s.ok()) return s;
+      schedulers.push_back(std::move(scheduler));
+    }
+
+    LagMonitorOptions lag_options;
+    lag_options.policy.max_staleness = config.policies.max_staleness;
+    lag_options.policy.retention_margin = config.policies.retention_margin;
+    lag = std::make_unique<LagMonitor>(
+        lag_targets, [this](const TableIdent& t) { return OwnerOf(t); }, *clock, lag_options);
+    return Status::Ok();
+  }
+
+  void OnRound(const ProbeRound& round) {
+    live.PublishProbeRound(round.region, ProbeRoundView{round.ok, round.latency, round.kind,
+                                                        round.detail, clock->Now()});
+    auto d = tracker->ApplyRound(round);
+    if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
+  }
+
+  void OnHealthChange(const HealthDecision& d) {
+    spdlog::info("{}", d.reason);
+    if (Status s = orchestrator.RecordRegionHealth(d, "probe"); !s.ok())
+      spdlog::error("could not persist {}: {}", d.reason, s.ToString());
+  }
+
+  // The owner the store records, else the one the config's rules assign (and the table is
+  // claimed for that owner after the round).
+  std::optional<std::string> OwnerOf(const TableIdent& t) {
+    if (auto it = owners.find(t); it != owners.end()) return it->second;
+    unclaimed.insert(t);
+    return config.OwnerFor(t.ToString());
+  }
+
+  void LoadOwners() {
+    owners.clear();
+    OwnershipQuery q;
+    q.limit = 0;
+    auto rows = store.ListOwnership(q);
+    if (!rows.ok()) {
+      spdlog::warn("lag round: cannot read ownership: {}", rows.status().ToString());
+      return;
+    }
+    for (auto& o : *rows) owners.emplace(std::move(o.table), std::move(o.owner));
+  }
+
+  // Tables found in the catalogs that the store has never recorded get their first owner,
+  // by the config's rules, at epoch 1. A compare-and-set on epoch 0, so a table claimed
+  // meanwhile (by a failover) is left alone.
+  void ClaimDiscovered() {
+    if (unclaimed.empty()) return;
+    std::vector<OwnershipChange> changes;
+    for (const auto& t : unclaimed)
+      changes.push_back({t, 0, config.OwnerFor(t.ToString()), ""});
+    unclaimed.clear();
+    AuditEvent why;
+    why.actor = "orchestrator";
+    why.source = "catalog discovery";
+    why.action = "ownership.claim";
+    why.target = std::to_string(changes.size()) + " tables";
+    why.reason = "found in the catalogs with no recorded owner; owner assigned by the config's "
+                 "ownership rules at epoch 1";
+    Status s = store.CompareAndSetOwnership(changes, why);
+    if (!s.ok()) spdlog::warn("claiming discovered tables: {}", s.ToString());
+    else spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
+  }
+
+  void LagRound() {
+    if (stopping) return;
+    LoadOwners();
+    lag->Refresh([this](Result<LagReport> report) {
+      if (report.ok()) {
+        live.PublishLag(*report);
+        ClaimDiscovered();
+      } else {
+        spdlog::warn("lag round failed: {}", report.status().ToString());
+      }
+      if (!stopping)
+        lag_timer = timers->RunAfter(config.policies.lag_interval, [this] { LagRound(); });
+    });
+  }
+
+  void Run() {
+    for (auto& s : schedulers) s->Start();
+    LagRound();
+    auto guard = boost::asio::make_work_guard(io);
+    io.run();
+  }
+};
+
+CatalogWatch::CatalogWatch(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
+
+CatalogWatch::~CatalogWatch() { Stop(); }
+
+Result<std::unique_ptr<CatalogWatch>> CatalogWatch::Create(const Config& config, StateStore& store,
+                                                          Orchestrator& orchestrator,
+                                                          std::shared_ptr<Clock> clock,
+                                                          LiveView& live) {
+  auto loop = std::make_unique<Loop>(config, store, orchestrator, std::move(clock), live);
+  if (Status s = loop->Build(); !s.ok()) return s;
+  return std::unique_ptr<CatalogWatch>(new CatalogWatch(std::move(loop)));
+}
+
+void CatalogWatch::Start() {
+  Loop* loop = loop_.get();
+  loop->thread = std::thread([loop] { loop->Run(); });
+}
+
+void CatalogWatch::Stop() {
+  if (!loop_ || !loop_->thread.joinable()) return;
+  Loop* loop = loop_.get();
+  // Stop the schedulers and timers on the loop's own thread, then let it wind down.
+  std::promise<void> stopped;
+  boost::asio::post(loop->io, [loop, &stopped] {
+    loop->stopping = true;
+    for (auto& s : loop->schedulers) s->Stop();
+    loop->lag_timer.Cancel();
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
+  loop->io.stop();
+  loop->thread.join();
+}
+
+}  // namespace icewarden

@@ -1,0 +1,45 @@
+// CatalogWatch: the daemon's observation loop. One thread runs an io_context with, per
+// region, a probe scheduler feeding the HealthTracker, and a replication-lag round every
+// policies.lag_interval. Health changes go to the Orchestrator (which persists and audits
+// them); lag reports and probe rounds go to the LiveView for the API. Data flows one way:
+// nothing here acts on what it sees.
+//
+// Thread-safety: Create/Start/Stop from one thread (the daemon's main thread); everything
+// else happens on the watch's own thread.
+#pragma once
+
+#include <memory>
+
+#include "state/status.h"
+
+namespace icewarden {
+
+class Clock;
+class LiveView;
+class Orchestrator;
+class StateStore;
+struct Config;
+
+class CatalogWatch {
+ public:
+  // Builds every region's catalog clients and probes from the config. Fails with
+  // kInvalidArgument when a probe cannot be built from its settings (a config error).
+  // `config`, `store`, `orchestrator` and `live` must outlive the watch.
+  static Result<std::unique_ptr<CatalogWatch>> Create(const Config& config, StateStore& store,
+                                                      Orchestrator& orchestrator,
+                                                      std::shared_ptr<Clock> clock,
+                                                      LiveView& live);
+  ~CatalogWatch();  // stops and joins
+
+  void Start();
+  // Stops probing and lag rounds, lets the loop finish what is in flight (bounded), and
+  // joins the thread. Idempotent.
+  void Stop();
+
+ private:
+  struct Loop;
+  explicit CatalogWatch(std::unique_ptr<Loop> loop);
+  std::unique_ptr<Loop> loop_;
+};
+
+}  // namespace icewarden

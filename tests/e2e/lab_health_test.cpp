@@ -1,0 +1,188 @@
+// End to end against the lab: the real icewarden-lab executable (two catalogs with
+// replication and fault injection) and the real `icewarden serve` probing it.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_paths.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+using testing::IcewardenBinary;
+using testing::RunCommand;
+using testing::Subprocess;
+
+// "lab: region us-east-1 http://127.0.0.1:41234" -> "http://127.0.0.1:41234"
+std::string UrlAfter(const std::string& line) { return line.substr(line.find("http://")); }
+
+class LabHealthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("icewarden-lab-e2e");
+    lab_ = std::make_unique<Subprocess>(std::vector<std::string>{
+        ICEWARDEN_LAB_BINARY, "--data", dir_, "--admin", "127.0.0.1:0", "--region",
+        "us-east-1=127.0.0.1:0", "--region", "eu-central-1=127.0.0.1:0", "--default-owner",
+        "us-east-1", "--owner", "eu[.].*=eu-central-1", "--replication-lag-ms", "100",
+        "--workload-interval-ms", "200"});
+    for (;;) {
+      auto line = lab_->ReadLine(std::chrono::seconds(20));
+      ASSERT_TRUE(line.has_value()) << "the lab did not start";
+      if (line->rfind("lab: region us-east-1 ", 0) == 0) us_ = UrlAfter(*line);
+      if (line->rfind("lab: region eu-central-1 ", 0) == 0) eu_ = UrlAfter(*line);
+      if (line->rfind("lab: admin ", 0) == 0) admin_ = UrlAfter(*line);
+      if (*line == "lab: ready") break;
+    }
+    std::ofstream(dir_ + "/token") << "e2e-admin\n";
+    std::ofstream(dir_ + "/icewarden.yaml") << R"(api:
+  listen: 127.0.0.1:0
+  tokens:
+    - {name: admin, role: admin, token_file: token}
+state:
+  path: state.db
+regions:
+  - name: us-east-1
+    catalog_uri: )" << us_ << R"(
+    warehouse: lab
+    probe: {kinds: [catalog_config, table_load, tcp], canary_table: sales.orders}
+  - name: eu-central-1
+    catalog_uri: )" << eu_ << R"(
+    warehouse: lab
+ownership:
+  default_owner: us-east-1
+  rules:
+    - {match: "eu.*", owner: eu-central-1}
+policies:
+  lag_interval: 300ms
+  max_staleness: 1m
+  probe: {interval: 200ms, timeout: 100ms, fall: 3, rise: 2}
+)";
+    server_ = std::make_unique<Subprocess>(std::vector<std::string>{
+        IcewardenBinary(), "serve", "--config", dir_ + "/icewarden.yaml"});
+    auto line = server_->ReadLine(std::chrono::seconds(20));
+    ASSERT_TRUE(line.has_value()) << "serve did not start";
+    url_ = line->substr(line->find("http://"), line->find(' ', line->find("http://")) - line->find("http://"));
+  }
+
+  void TearDown() override {
+    server_.reset();
+    lab_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  json Api(const std::string& path) {
+    httplib::Client c(url_);
+    auto res = c.Get(path, {{"Authorization", "Bearer e2e-admin"}});
+    if (!res || res->status != 200) return json();
+    return json::parse(res->body);
+  }
+
+  void Admin(const std::string& path, const std::string& body = "{}") {
+    httplib::Client c(admin_);
+    auto res = c.Post(path, body, "application/json");
+    ASSERT_TRUE(res) << path;
+    ASSERT_EQ(res->status, 200) << path << ": " << res->body;
+  }
+
+  std::string Health(const std::string& region) {
+    json regions = Api("/api/v1/regions");
+    if (!regions.contains("regions")) return "";
+    for (const auto& r : regions["regions"])
+      if (r["name"] == region) return r["health"].get<std::string>() + " | " + r["reason"].get<std::string>();
+    return "";
+  }
+
+  // Polls until `done` holds or 30 s pass; returns whether it held.
+  static bool Eventually(const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+
+  std::string dir_, us_, eu_, admin_, url_;
+  std::unique_ptr<Subprocess> lab_, server_;
+};
+
+TEST_F(LabHealthTest, AStoppedRegionBecomesUnreachableAndComesBackHealthy) {
+  ASSERT_TRUE(Eventually([&] { return Health("us-east-1").rfind("healthy", 0) == 0; }))
+      << Health("us-east-1");
+  ASSERT_TRUE(Eventually([&] { return Health("eu-central-1").rfind("healthy", 0) == 0; }));
+
+  Admin("/lab/regions/us-east-1/stop");
+  ASSERT_TRUE(Eventually([&] { return Health("us-east-1").rfind("unreachable", 0) == 0; }))
+      << Health("us-east-1");
+  const std::string down = Health("us-east-1");
+  // The first probe kind that failed names the round: catalog_config, refused.
+  EXPECT_NE(down.find("us-east-1 unreachable: 3 consecutive catalog_config failures: "),
+            std::string::npos) << down;
+  EXPECT_NE(down.find("refused"), std::string::npos) << down;
+  EXPECT_EQ(Health("eu-central-1").rfind("healthy", 0), 0u) << "the other region is unaffected";
+
+  Admin("/lab/regions/us-east-1/start");
+  ASSERT_TRUE(Eventually([&] { return Health("us-east-1").rfind("healthy", 0) == 0; }))
+      << Health("us-east-1");
+
+  // Every change is in the audit log with its reason.
+  json audit = Api("/api/v1/audit?target=us-east-1&limit=100");
+  std::vector<std::string> actions;
+  for (const auto& e : audit["events"]) actions.push_back(e["action"]);
+  EXPECT_NE(std::find(actions.begin(), actions.end(), "region.unreachable"), actions.end());
+  EXPECT_EQ(actions.back(), "region.healthy");
+}
+
+TEST_F(LabHealthTest, DiscoveredTablesAreClaimedByTheRulesAndLagIsMeasured) {
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag");
+    return lag.contains("tables") && lag["tables"].size() >= 6;
+  }));
+  json owners = Api("/api/v1/ownership");
+  std::map<std::string, std::string> owner_of;
+  for (const auto& t : owners["tables"]) owner_of[t["table"]] = t["owner"];
+  EXPECT_EQ(owner_of["eu.orders"], "eu-central-1");
+  EXPECT_EQ(owner_of["sales.orders"], "us-east-1");
+  EXPECT_EQ(owner_of["sales.archive.orders_2024"], "us-east-1");
+
+  // Replication paused while the workload commits: the replica falls behind.
+  Admin("/lab/replication/pause");
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag?table=sales.orders");
+    return !lag["tables"].empty() && lag["tables"][0]["state"] == "behind" &&
+           lag["tables"][0]["missing_commits"].get<int>() >= 2;
+  })) << Api("/api/v1/lag?table=sales.orders").dump();
+  json behind = Api("/api/v1/lag?table=sales.orders")["tables"][0];
+  EXPECT_EQ(behind["replica"], "eu-central-1");
+  EXPECT_NE(behind["reason"].get<std::string>().find("commits behind us-east-1"), std::string::npos);
+
+  // A rogue writer in the non-owner: two histories under one name.
+  Admin("/lab/rogue-writer", R"({"region":"eu-central-1","enabled":true})");
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag?state=diverged&region=eu-central-1");
+    return lag.contains("tables") && !lag["tables"].empty();
+  })) << Api("/api/v1/lag").dump();
+  json metrics;
+  httplib::Client c(url_);
+  auto page = c.Get("/metrics");
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->body.find("icewarden_replication_diverged{"), std::string::npos);
+
+  // The CLI shows the same.
+  auto cli = RunCommand({IcewardenBinary(), "lag", "--state", "diverged", "--server", url_,
+                         "--token", "e2e-admin"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("DIVERGENCE FOUND"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("diverged"), std::string::npos) << cli.out;
+}
+
+}  // namespace
+}  // namespace icewarden
