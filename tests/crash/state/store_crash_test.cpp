@@ -109,7 +109,9 @@ std::string IntegrityCheck(const std::string& path) {
 }
 
 // Checks the store after a kill against the epochs the writer last reported per group.
-void VerifyAfterCrash(const std::string& path, const std::vector<Epoch>& reported) {
+// Afterwards `reported` holds the epochs found: the next writer starts from what the store
+// has, including a batch committed but not reported before the kill.
+void VerifyAfterCrash(const std::string& path, std::vector<Epoch>& reported) {
   ASSERT_EQ(IntegrityCheck(path), "ok");
   auto clock = std::make_shared<FakeClock>();
   Result<std::unique_ptr<StateStore>> opened = OpenSqliteStore({.path = path}, clock);
@@ -142,6 +144,7 @@ void VerifyAfterCrash(const std::string& path, const std::vector<Epoch>& reporte
     // not yet printed when the kill came may add one more).
     EXPECT_GE(epoch, reported[g]) << "a batch reported committed was lost";
     EXPECT_LE(epoch, reported[g] + 1) << "more batches applied than the writer ran";
+    reported[g] = epoch;
 
     // One audit event per applied batch, each naming the epoch it produced.
     AuditQuery aq;
