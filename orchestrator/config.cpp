@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "orchestrator/config_schema.h"
-#include "orchestrator/yaml_reader.h"
+#include "runbooks/yaml_reader.h"
 
 namespace icewarden {
 namespace {

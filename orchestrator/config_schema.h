@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "orchestrator/config.h"
-#include "orchestrator/yaml_reader.h"
+#include "runbooks/yaml_reader.h"
 #include "state/status.h"
 
 namespace icewarden {

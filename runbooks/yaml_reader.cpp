@@ -1,4 +1,4 @@
-#include "orchestrator/yaml_reader.h"
+#include "runbooks/yaml_reader.h"
 
 #include <algorithm>
 #include <cctype>
