@@ -16,7 +16,7 @@ packages=(
   # BIND 9 for the dns probe's integration test (named), and dig to wait until it serves
   bind9 bind9-dnsutils
   # the lab and tests use these to drive and inspect processes
-  curl procps
+  curl procps openssl
 )
 
 missing=()
