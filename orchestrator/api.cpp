@@ -10,9 +10,9 @@
 
 #include "orchestrator/api_json.h"
 #include "orchestrator/api_lag.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/api_query.h"
 #include "orchestrator/auth.h"
+#include "orchestrator/live_view.h"
 #include "orchestrator/metrics_exposition.h"
 
 #ifndef ICEWARDEN_VERSION
@@ -235,6 +235,7 @@ class Api::Impl {
     res.content_type = std::string(kMetricsContentType);
     res.body = RenderMetrics(store_, snapshot);
     if (live_ != nullptr) {
+      res.body += RenderProbeMetrics(live_->ProbeRounds());
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
     }
     return res;
@@ -248,10 +249,9 @@ class Api::Impl {
                                "policies.lag_interval once the daemon has reached the catalogs");
     }
     LagFilter filter;
-    for (auto [name, field, example] :
-         {std::tuple{"table", &filter.table, "table=sales.orders"},
-          std::tuple{"region", &filter.region, "region=eu-central-1"},
-          std::tuple{"state", &filter.state, "state=behind"}}) {
+    for (auto [name, field, example] : {std::tuple{"table", &filter.table, "table=sales.orders"},
+                                        std::tuple{"region", &filter.region, "region=eu-central-1"},
+                                        std::tuple{"state", &filter.state, "state=behind"}}) {
       auto v = Filter(call.query, name, example);
       if (!v.ok()) return BadRequest(v.status().message());
       *field = *v;
@@ -263,12 +263,23 @@ class Api::Impl {
   void SetLiveView(const LiveView* live) { live_ = live; }
 
  private:
-
   ApiResponse Regions(const Call&) {
     auto regions = store_.ListRegions();
     if (!regions.ok()) return StoreError(regions.status());
+    const auto rounds =
+        live_ != nullptr ? live_->ProbeRounds() : std::map<std::string, ProbeRoundView>{};
     json list = json::array();
-    for (const Region& r : *regions) list.push_back(RegionJson(r));
+    for (const Region& r : *regions) {
+      json region = RegionJson(r);
+      if (auto it = rounds.find(r.name); it != rounds.end()) {
+        region["last_probe_round"] = {{"ok", it->second.ok},
+                                      {"latency_ms", it->second.latency.count()},
+                                      {"kind", it->second.kind},
+                                      {"detail", it->second.detail},
+                                      {"at", FormatUnixMillis(it->second.at)}};
+      }
+      list.push_back(std::move(region));
+    }
     return JsonResponse(200, {{"regions", std::move(list)}});
   }
 
@@ -351,7 +362,7 @@ class Api::Impl {
   std::function<bool()> ready_;
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
-  const LiveView* live_ = nullptr;  // set once before serving starts
+  const LiveView* live_ = nullptr;          // set once before serving starts
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,

@@ -113,12 +113,12 @@ std::string RenderLagMetrics(const LagReport& report) {
   per_table("icewarden_replication_lag_seconds",
             "Age of the oldest owner commit the replica does not have (0 when caught up).",
             [](const TableLag& t) { return Seconds(t.lag.count() / 1000.0); });
-  per_table("icewarden_replication_missing_commits",
-            "Owner commits the replica does not have yet.",
+  per_table("icewarden_replication_missing_commits", "Owner commits the replica does not have yet.",
             [](const TableLag& t) { return std::to_string(t.missing_commits); });
-  per_table("icewarden_replication_diverged",
-            "1 when the replica has commits the owner never had, or is another table.",
-            [](const TableLag& t) { return std::string(t.diverged || t.uuid_mismatch ? "1" : "0"); });
+  per_table(
+      "icewarden_replication_diverged",
+      "1 when the replica has commits the owner never had, or is another table.",
+      [](const TableLag& t) { return std::string(t.diverged || t.uuid_mismatch ? "1" : "0"); });
   per_table("icewarden_replication_retention_too_short",
             "1 when snapshot retention is shorter than max staleness plus the margin.",
             [](const TableLag& t) { return std::string(t.retention_too_short ? "1" : "0"); });
@@ -138,8 +138,26 @@ std::string RenderLagMetrics(const LagReport& report) {
   out += "icewarden_lag_round_duration_seconds " + Seconds(report.duration.count() / 1000.0) + "\n";
   family("icewarden_lag_loads", "Table loads in the last lag round, by result.");
   out += "icewarden_lag_loads{result=\"sent\"} " + std::to_string(report.loads_sent) + "\n";
-  out += "icewarden_lag_loads{result=\"not_modified\"} " + std::to_string(report.loads_not_modified) + "\n";
+  out += "icewarden_lag_loads{result=\"not_modified\"} " +
+         std::to_string(report.loads_not_modified) + "\n";
   out += "icewarden_lag_loads{result=\"failed\"} " + std::to_string(report.loads_failed) + "\n";
+  return out;
+}
+
+std::string RenderProbeMetrics(const std::map<std::string, ProbeRoundView>& rounds) {
+  std::string out =
+      "# HELP icewarden_probe_round_success 1 when the region's latest probe round passed.\n"
+      "# TYPE icewarden_probe_round_success gauge\n";
+  for (const auto& [region, r] : rounds)
+    out += "icewarden_probe_round_success{region=\"" + Label(region) + "\"} " + (r.ok ? "1" : "0") +
+           "\n";
+  out +=
+      "# HELP icewarden_probe_round_duration_seconds How long the region's latest probe round "
+      "took.\n"
+      "# TYPE icewarden_probe_round_duration_seconds gauge\n";
+  for (const auto& [region, r] : rounds)
+    out += "icewarden_probe_round_duration_seconds{region=\"" + Label(region) + "\"} " +
+           Seconds(r.latency.count() / 1000.0) + "\n";
   return out;
 }
 

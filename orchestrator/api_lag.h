@@ -1,5 +1,5 @@
-// Replication lag as the API shows it: JSON for GET /api/v1/lag and the lag families of
-// /metrics.
+// Observations as the API shows them: JSON for GET /api/v1/lag, and the lag and probe
+// families of /metrics.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "health/lag_monitor.h"
+#include "orchestrator/live_view.h"
 
 namespace icewarden {
 
@@ -31,5 +32,10 @@ nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter);
 //   icewarden_lag_round_duration_seconds                          gauge
 //   icewarden_lag_loads{result}                                   gauge, last round
 std::string RenderLagMetrics(const LagReport& report);
+
+// The latest probe round per region:
+//   icewarden_probe_round_success{region}          gauge 0/1
+//   icewarden_probe_round_duration_seconds{region} gauge
+std::string RenderProbeMetrics(const std::map<std::string, ProbeRoundView>& rounds);
 
 }  // namespace icewarden

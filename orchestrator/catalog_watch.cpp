@@ -2,9 +2,9 @@
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <future>
@@ -32,8 +32,10 @@ namespace {
 
 CatalogAuth AuthFor(const CatalogAuthConfig& a) {
   switch (a.kind) {
-    case CatalogAuthConfig::Kind::kNone: return CatalogAuth::None();
-    case CatalogAuthConfig::Kind::kBearer: return CatalogAuth::Bearer(a.token.value());
+    case CatalogAuthConfig::Kind::kNone:
+      return CatalogAuth::None();
+    case CatalogAuthConfig::Kind::kBearer:
+      return CatalogAuth::Bearer(a.token.value());
     case CatalogAuthConfig::Kind::kOAuth2:
       return CatalogAuth::ClientCredentials(a.client_id, a.client_secret.value(),
                                             a.scope.empty() ? "catalog" : a.scope, a.token_uri);
@@ -129,8 +131,8 @@ struct CatalogWatch::Loop {
     for (const auto& rc : config.regions)
       thresholds[rc.name] = HealthThresholds{rc.probe.fall, rc.probe.rise};
     tracker = std::make_unique<HealthTracker>(
-        *stored, *clock, [this](const HealthDecision& d) { OnHealthChange(d); },
-        HealthThresholds{}, thresholds);
+        *stored, *clock, [this](const HealthDecision& d) { OnHealthChange(d); }, HealthThresholds{},
+        thresholds);
 
     std::map<std::string, CatalogClient*> lag_targets;
     for (const auto& rc : config.regions) {
@@ -215,19 +217,21 @@ struct CatalogWatch::Loop {
   void ClaimDiscovered() {
     if (unclaimed.empty()) return;
     std::vector<OwnershipChange> changes;
-    for (const auto& t : unclaimed)
-      changes.push_back({t, 0, config.OwnerFor(t.ToString()), ""});
+    for (const auto& t : unclaimed) changes.push_back({t, 0, config.OwnerFor(t.ToString()), ""});
     unclaimed.clear();
     AuditEvent why;
     why.actor = "orchestrator";
     why.source = "catalog discovery";
     why.action = "ownership.claim";
     why.target = std::to_string(changes.size()) + " tables";
-    why.reason = "found in the catalogs with no recorded owner; owner assigned by the config's "
-                 "ownership rules at epoch 1";
+    why.reason =
+        "found in the catalogs with no recorded owner; owner assigned by the config's "
+        "ownership rules at epoch 1";
     Status s = store.CompareAndSetOwnership(changes, why);
-    if (!s.ok()) spdlog::warn("claiming discovered tables: {}", s.ToString());
-    else spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
+    if (!s.ok())
+      spdlog::warn("claiming discovered tables: {}", s.ToString());
+    else
+      spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
   }
 
   void LagRound() {
@@ -258,9 +262,9 @@ CatalogWatch::CatalogWatch(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) 
 CatalogWatch::~CatalogWatch() { Stop(); }
 
 Result<std::unique_ptr<CatalogWatch>> CatalogWatch::Create(const Config& config, StateStore& store,
-                                                          Orchestrator& orchestrator,
-                                                          std::shared_ptr<Clock> clock,
-                                                          LiveView& live) {
+                                                           Orchestrator& orchestrator,
+                                                           std::shared_ptr<Clock> clock,
+                                                           LiveView& live) {
   auto loop = std::make_unique<Loop>(config, store, orchestrator, std::move(clock), live);
   if (Status s = loop->Build(); !s.ok()) return s;
   return std::unique_ptr<CatalogWatch>(new CatalogWatch(std::move(loop)));

@@ -27,8 +27,7 @@ class CatalogWatch {
   // `config`, `store`, `orchestrator` and `live` must outlive the watch.
   static Result<std::unique_ptr<CatalogWatch>> Create(const Config& config, StateStore& store,
                                                       Orchestrator& orchestrator,
-                                                      std::shared_ptr<Clock> clock,
-                                                      LiveView& live);
+                                                      std::shared_ptr<Clock> clock, LiveView& live);
   ~CatalogWatch();  // stops and joins
 
   void Start();

@@ -19,8 +19,7 @@ std::string EnvOr(const char* name, std::string fallback) {
 // The options every read command shares. Defaults come from the environment so that a
 // token never has to appear in shell history.
 void AddClientOptions(CLI::App* cmd, ClientOptions& o, std::string& token_file) {
-  cmd->add_option("--server", o.server, "daemon URL (env ICEWARDEN_SERVER)")
-      ->capture_default_str();
+  cmd->add_option("--server", o.server, "daemon URL (env ICEWARDEN_SERVER)")->capture_default_str();
   cmd->add_option("--token", o.token, "API bearer token (env ICEWARDEN_TOKEN)");
   cmd->add_option("--token-file", token_file, "read the API token from this file");
   cmd->add_option("--output,-o", o.output, "output format")
@@ -56,20 +55,23 @@ int RunCli(int argc, char** argv) {
   ServeOptions serve;
   auto* serve_cmd = app.add_subcommand("serve", "run the daemon: probes, API, orchestrator");
   serve_cmd->add_option("--config,-c", serve.config_path, "config file (YAML)")->required();
-  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to serve the API on (overrides api.listen)");
+  serve_cmd->add_option("--listen", serve.listen,
+                        "HOST:PORT to serve the API on (overrides api.listen)");
   serve_cmd->add_option("--state", serve.state_path, "SQLite state file (overrides state.path)");
   serve_cmd->callback([&] { exit_code = CmdServe(serve); });
 
   auto* config_cmd = app.add_subcommand("config", "work with config files");
   config_cmd->require_subcommand(1);
   std::string validate_path;
-  auto* validate = config_cmd->add_subcommand("validate", "check a config file; errors as FILE:LINE:COL");
+  auto* validate =
+      config_cmd->add_subcommand("validate", "check a config file; errors as FILE:LINE:COL");
   validate->add_option("file", validate_path, "config file")->required();
   validate->callback([&] { exit_code = CmdConfigValidate(validate_path); });
 
   auto* status = app.add_subcommand("status", "regions' health and active failovers");
   AddClientOptions(status, client, token_file);
-  status->callback([&] { exit_code = ResolveToken(client, token_file) ? CmdStatus(client) : kExitUsage; });
+  status->callback(
+      [&] { exit_code = ResolveToken(client, token_file) ? CmdStatus(client) : kExitUsage; });
 
   auto* ownership = app.add_subcommand("ownership", "which region owns writes to which table");
   ownership->require_subcommand(1);
@@ -94,14 +96,16 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   failover_list->callback([&] {
-    exit_code = ResolveToken(client, token_file) ? CmdFailoverList(client, failover_limit) : kExitUsage;
+    exit_code =
+        ResolveToken(client, token_file) ? CmdFailoverList(client, failover_limit) : kExitUsage;
   });
   std::string failover_id;
   auto* failover_show = failover->add_subcommand("show", "one failover with its step journal");
   AddClientOptions(failover_show, client, token_file);
   failover_show->add_option("id", failover_id, "failover id")->required();
   failover_show->callback([&] {
-    exit_code = ResolveToken(client, token_file) ? CmdFailoverShow(client, failover_id) : kExitUsage;
+    exit_code =
+        ResolveToken(client, token_file) ? CmdFailoverShow(client, failover_id) : kExitUsage;
   });
 
   LagOptions lag_filter;
@@ -110,8 +114,8 @@ int RunCli(int argc, char** argv) {
   lag->add_option("--table", lag_filter.table, "only this table (namespace.table)");
   lag->add_option("--region", lag_filter.region, "only rows where this region owns or replicates");
   lag->add_option("--state", lag_filter.state, "only rows in this state")
-      ->check(CLI::IsMember({"caught_up", "behind", "diverged", "not_same_table", "unknown",
-                             "not_in_owner"}));
+      ->check(CLI::IsMember(
+          {"caught_up", "behind", "diverged", "not_same_table", "unknown", "not_in_owner"}));
   lag->callback([&] {
     exit_code = ResolveToken(client, token_file) ? CmdLag(client, lag_filter) : kExitUsage;
   });
@@ -125,7 +129,8 @@ int RunCli(int argc, char** argv) {
   audit_list->add_option("--after", after_seq, "only events after this sequence number");
   audit_list->add_option("--limit", audit_limit, "at most this many")->check(CLI::Range(1, 1000));
   audit_list->callback([&] {
-    exit_code = ResolveToken(client, token_file) ? CmdAuditList(client, after_seq, audit_limit) : kExitUsage;
+    exit_code = ResolveToken(client, token_file) ? CmdAuditList(client, after_seq, audit_limit)
+                                                 : kExitUsage;
   });
 
   try {

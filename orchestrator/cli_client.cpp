@@ -57,8 +57,7 @@ Fetched Get(const ClientOptions& o, const std::string& path) {
   if (!body.is_discarded() && body.contains("error")) message = Str(body["error"], "message");
   std::cerr << "icewarden: " << o.server << path << " answered " << res->status << ": " << message
             << '\n';
-  if (res->status == 401)
-    std::cerr << "  pass a token with --token or ICEWARDEN_TOKEN\n";
+  if (res->status == 401) std::cerr << "  pass a token with --token or ICEWARDEN_TOKEN\n";
   f.exit_code = (res->status == 401 || res->status == 403) ? kExitUnauthorized : kExitFailed;
   return f;
 }
@@ -162,7 +161,8 @@ int CmdFailoverShow(const ClientOptions& o, const std::string& id) {
     std::cout << key << ": " << Str(fo, key) << '\n';
   std::cout << "approvals:\n";
   for (const auto& a : fo.value("approvals", json::array()))
-    std::cout << "  - " << Str(a, "by") << " at " << Str(a, "at") << ": " << Str(a, "reason") << '\n';
+    std::cout << "  - " << Str(a, "by") << " at " << Str(a, "at") << ": " << Str(a, "reason")
+              << '\n';
   std::cout << "fencing: ";
   if (fo.contains("fencing") && !fo["fencing"].is_null())
     std::cout << Str(fo["fencing"], "kind") << " by " << Str(fo["fencing"], "by") << ": "
@@ -223,7 +223,8 @@ int CmdLag(const ClientOptions& o, const LagOptions& filter) {
   if (AsJson(o, f.body)) return kExitOk;
   const json& sum = f.body["summary"];
   std::cout << "lag at " << Str(f.body, "at") << ": " << Str(sum, "tables") << " table replicas, "
-            << Str(sum, "total_missing") << " commits missing, worst " << Millis(sum, "worst_lag_ms")
+            << Str(sum, "total_missing") << " commits missing, worst "
+            << Millis(sum, "worst_lag_ms")
             << (sum.value("worst_table", json()).is_string()
                     ? " (" + Str(sum, "worst_table") + " in " + Str(sum, "worst_replica") + ")"
                     : std::string())
@@ -236,7 +237,8 @@ int CmdLag(const ClientOptions& o, const LagOptions& filter) {
   for (const auto& r : f.body["tables"])
     t.AddRow({Str(r, "table"), Str(r, "owner"), Str(r, "replica"), Str(r, "state"),
               Str(r, "missing_commits"), Millis(r, "lag_ms"),
-              Millis(r, "owner_retention_ms") + (r.value("retention_too_short", false) ? " (short)" : ""),
+              Millis(r, "owner_retention_ms") +
+                  (r.value("retention_too_short", false) ? " (short)" : ""),
               Str(r, "reason")});
   t.Print(std::cout);
   return kExitOk;

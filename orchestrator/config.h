@@ -49,7 +49,7 @@ struct ProbeSettings {
 struct CatalogAuthConfig {
   enum class Kind { kNone, kBearer, kOAuth2 };
   Kind kind = Kind::kNone;
-  Secret token;          // kBearer
+  Secret token;           // kBearer
   std::string client_id;  // kOAuth2
   Secret client_secret;   // kOAuth2
   std::string scope;      // kOAuth2, optional ("PRINCIPAL_ROLE:ALL")
@@ -70,7 +70,7 @@ struct OwnershipRule {
 };
 
 struct OwnershipConfig {
-  std::string default_owner;  // region name; required
+  std::string default_owner;         // region name; required
   std::vector<OwnershipRule> rules;  // first match wins
 };
 

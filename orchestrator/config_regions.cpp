@@ -143,8 +143,8 @@ void ReadProbeTargets(const YamlMap& map, ProbeSettings* p) {
 }  // namespace
 
 void ReadProbe(const YamlValue& value, ProbeSettings* probe) {
-  auto map = value.Map(
-      {"interval", "timeout", "fall", "rise", "kinds", "canary_table", "tcp", "dns"});
+  auto map =
+      value.Map({"interval", "timeout", "fall", "rise", "kinds", "canary_table", "tcp", "dns"});
   if (!map) return;
   ProbeSettings p = *probe;
   bool ok = true;

@@ -124,7 +124,7 @@ StateConfig ReadState(const YamlValue& value) {
 PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
   PolicyConfig policies;
   auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
-                         "probe", "lag_interval", "retention_margin"});
+                        "probe", "lag_interval", "retention_margin"});
   if (!map) return policies;
   map->Read("max_staleness", &policies.max_staleness);
   if (map->Read("lag_interval", &policies.lag_interval) && policies.lag_interval.count() <= 0)

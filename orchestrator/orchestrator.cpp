@@ -76,11 +76,12 @@ Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
                (decision.accepted ? "" : ".refused");
   why.target = id;
   why.reason = decision.reason;
-  why.detail_json = nlohmann::json{{"from", FailoverPhaseName(current.phase)},
-                                   {"to", FailoverPhaseName(decision.next.phase)},
-                                   {"actor_kind", ActorKindName(input.actor_kind)},
-                                   {"input_reason", input.reason}}
-                        .dump();
+  why.detail_json = nlohmann::json{
+      {"from", FailoverPhaseName(current.phase)},
+      {"to", FailoverPhaseName(decision.next.phase)},
+      {"actor_kind", ActorKindName(input.actor_kind)},
+      {"input_reason",
+       input.reason}}.dump();
   if (!decision.accepted) {
     if (Status s = store_.AppendAudit(why); !s.ok()) return s;
     return decision;
@@ -90,8 +91,7 @@ Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
   return decision;
 }
 
-Status Orchestrator::RecordRegionHealth(const HealthDecision& decision,
-                                        const std::string& source) {
+Status Orchestrator::RecordRegionHealth(const HealthDecision& decision, const std::string& source) {
   if (!decision.accepted || !decision.changed) return Status::Ok();
   AuditEvent why;
   why.at = decision.next.since != 0 ? decision.next.since : clock_->Now();

@@ -13,8 +13,8 @@ using E = FailoverEvent;
 // Who may send an event, as a bit set over ActorKind.
 using Actors = unsigned;
 constexpr Actors Bit(ActorKind a) { return 1u << static_cast<unsigned>(a); }
-constexpr Actors kPeople = Bit(ActorKind::kOperator) | Bit(ActorKind::kApprover) |
-                           Bit(ActorKind::kAdmin);
+constexpr Actors kPeople =
+    Bit(ActorKind::kOperator) | Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin);
 constexpr Actors kApprovers = Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin);
 constexpr Actors kExecutor = Bit(ActorKind::kExecutor);
 constexpr Actors kFencingConfirmers = kPeople | kExecutor;
@@ -37,26 +37,26 @@ struct FailoverTransition {
 
 // The whole failover machine, top to bottom. Anything not listed is refused.
 constexpr std::array<FailoverTransition, 19> kTransitions{{
-    // from              event                    who                  guard                          to
-    {P::kProposed,       E::kApprove,             kApprovers,          Guard::kApprovalCompletes,     P::kApproved},
-    {P::kProposed,       E::kApprove,             kApprovers,          Guard::kApprovalNeedsAnother,  P::kProposed},
-    {P::kProposed,       E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
-    {P::kApproved,       E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
-    {P::kApproved,       E::kBeginFencing,        kExecutor,           Guard::kAlways,                P::kFencing},
-    {P::kFencing,        E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
-    {P::kFencing,        E::kConfirmFencing,      kFencingConfirmers,  Guard::kFencingAccepted,       P::kFenced},
-    {P::kFenced,         E::kAbort,               kPeople,             Guard::kAlways,                P::kAborted},
-    {P::kFenced,         E::kBeginPromotion,      kExecutor,           Guard::kApprovedAndFenced,     P::kPromoting},
-    {P::kPromoting,      E::kPromoted,            kExecutor,           Guard::kAlways,                P::kVerifying},
-    {P::kPromoting,      E::kStepFailed,          kExecutor,           Guard::kAlways,                P::kFailed},
-    {P::kPromoting,      E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
-    {P::kVerifying,      E::kVerified,            kExecutor,           Guard::kAlways,                P::kCompleted},
-    {P::kVerifying,      E::kStepFailed,          kExecutor,           Guard::kAlways,                P::kFailed},
-    {P::kVerifying,      E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
-    {P::kFailed,         E::kBeginCompensation,   kExecutor,           Guard::kAlways,                P::kCompensating},
-    {P::kCompensating,   E::kCompensated,         kExecutor,           Guard::kAlways,                P::kRolledBack},
-    {P::kCompensating,   E::kCompensationFailed,  kExecutor,           Guard::kAlways,                P::kNeedsAttention},
-    {P::kCompensating,   E::kInFlightUnknown,     kExecutor,           Guard::kAlways,                P::kNeedsAttention},
+    // from              event                    who                  guard to
+    {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalCompletes, P::kApproved},
+    {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalNeedsAnother, P::kProposed},
+    {P::kProposed, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    {P::kApproved, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    {P::kApproved, E::kBeginFencing, kExecutor, Guard::kAlways, P::kFencing},
+    {P::kFencing, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    {P::kFencing, E::kConfirmFencing, kFencingConfirmers, Guard::kFencingAccepted, P::kFenced},
+    {P::kFenced, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    {P::kFenced, E::kBeginPromotion, kExecutor, Guard::kApprovedAndFenced, P::kPromoting},
+    {P::kPromoting, E::kPromoted, kExecutor, Guard::kAlways, P::kVerifying},
+    {P::kPromoting, E::kStepFailed, kExecutor, Guard::kAlways, P::kFailed},
+    {P::kPromoting, E::kInFlightUnknown, kExecutor, Guard::kAlways, P::kNeedsAttention},
+    {P::kVerifying, E::kVerified, kExecutor, Guard::kAlways, P::kCompleted},
+    {P::kVerifying, E::kStepFailed, kExecutor, Guard::kAlways, P::kFailed},
+    {P::kVerifying, E::kInFlightUnknown, kExecutor, Guard::kAlways, P::kNeedsAttention},
+    {P::kFailed, E::kBeginCompensation, kExecutor, Guard::kAlways, P::kCompensating},
+    {P::kCompensating, E::kCompensated, kExecutor, Guard::kAlways, P::kRolledBack},
+    {P::kCompensating, E::kCompensationFailed, kExecutor, Guard::kAlways, P::kNeedsAttention},
+    {P::kCompensating, E::kInFlightUnknown, kExecutor, Guard::kAlways, P::kNeedsAttention},
 }};
 
 int RequiredApprovals(const FailoverPolicy& policy) { return policy.two_person_approval ? 2 : 1; }
@@ -79,8 +79,7 @@ std::string InputProblem(const Failover& f, const FailoverInput& in, const Failo
       if (in.actor.empty()) return "an approval needs the approver's identity";
       if (HasApproved(f, in.actor)) return in.actor + " has already approved " + f.id;
       if (policy.two_person_approval && in.actor == f.proposed_by)
-        return "two-person approval: " + in.actor + " proposed " + f.id +
-               " and may not approve it";
+        return "two-person approval: " + in.actor + " proposed " + f.id + " and may not approve it";
       return "";
     case E::kAbort:
       if (in.reason.empty()) return "an abort needs a reason";
@@ -97,18 +96,21 @@ std::string InputProblem(const Failover& f, const FailoverInput& in, const Failo
         return "evidence of fencing is recorded by the executor, not by a person";
       }
       return "";
-    default: return "";
+    default:
+      return "";
   }
 }
 
 bool GuardHolds(Guard g, const Failover& f, const FailoverPolicy& policy) {
   switch (g) {
-    case Guard::kAlways: return true;
+    case Guard::kAlways:
+      return true;
     case Guard::kApprovalCompletes:
       return static_cast<int>(f.approvals.size()) + 1 >= RequiredApprovals(policy);
     case Guard::kApprovalNeedsAnother:
       return static_cast<int>(f.approvals.size()) + 1 < RequiredApprovals(policy);
-    case Guard::kFencingAccepted: return true;  // InputProblem() has checked the input
+    case Guard::kFencingAccepted:
+      return true;  // InputProblem() has checked the input
     case Guard::kApprovedAndFenced:
       return static_cast<int>(f.approvals.size()) >= RequiredApprovals(policy) &&
              f.fencing.has_value() && Accepts(policy, f.fencing->kind);
@@ -126,19 +128,23 @@ std::string GuardRefusal(Guard g, const Failover& f) {
 }
 
 std::string Describe(const Failover& next, const FailoverInput& in) {
-  std::string who = std::string(ActorKindName(in.actor_kind)) +
-                    (in.actor.empty() ? "" : " " + in.actor);
+  std::string who =
+      std::string(ActorKindName(in.actor_kind)) + (in.actor.empty() ? "" : " " + in.actor);
   std::string s = next.id + " " + FailoverPhaseName(next.phase) + ": ";
   switch (in.event) {
     case E::kApprove:
       s += who + " approved (" + std::to_string(next.approvals.size()) + " approval" +
            (next.approvals.size() == 1 ? "" : "s") + ")";
       break;
-    case E::kAbort: s += who + " aborted"; break;
+    case E::kAbort:
+      s += who + " aborted";
+      break;
     case E::kConfirmFencing:
       s += who + " confirmed fencing (" + FencingKindName(in.fencing_kind) + ")";
       break;
-    default: s += std::string(FailoverEventName(in.event)) + " by " + who; break;
+    default:
+      s += std::string(FailoverEventName(in.event)) + " by " + who;
+      break;
   }
   if (!in.reason.empty()) s += ": " + in.reason;
   return s;
@@ -148,30 +154,48 @@ std::string Describe(const Failover& next, const FailoverInput& in) {
 
 const char* FailoverEventName(FailoverEvent e) {
   switch (e) {
-    case E::kApprove: return "approve";
-    case E::kAbort: return "abort";
-    case E::kBeginFencing: return "begin_fencing";
-    case E::kConfirmFencing: return "confirm_fencing";
-    case E::kBeginPromotion: return "begin_promotion";
-    case E::kPromoted: return "promoted";
-    case E::kVerified: return "verified";
-    case E::kStepFailed: return "step_failed";
-    case E::kBeginCompensation: return "begin_compensation";
-    case E::kCompensated: return "compensated";
-    case E::kCompensationFailed: return "compensation_failed";
-    case E::kInFlightUnknown: return "in_flight_unknown";
+    case E::kApprove:
+      return "approve";
+    case E::kAbort:
+      return "abort";
+    case E::kBeginFencing:
+      return "begin_fencing";
+    case E::kConfirmFencing:
+      return "confirm_fencing";
+    case E::kBeginPromotion:
+      return "begin_promotion";
+    case E::kPromoted:
+      return "promoted";
+    case E::kVerified:
+      return "verified";
+    case E::kStepFailed:
+      return "step_failed";
+    case E::kBeginCompensation:
+      return "begin_compensation";
+    case E::kCompensated:
+      return "compensated";
+    case E::kCompensationFailed:
+      return "compensation_failed";
+    case E::kInFlightUnknown:
+      return "in_flight_unknown";
   }
   return "unknown";
 }
 
 const char* ActorKindName(ActorKind a) {
   switch (a) {
-    case ActorKind::kOperator: return "operator";
-    case ActorKind::kApprover: return "approver";
-    case ActorKind::kAdmin: return "admin";
-    case ActorKind::kExecutor: return "executor";
-    case ActorKind::kWebhook: return "webhook";
-    case ActorKind::kProbe: return "probe";
+    case ActorKind::kOperator:
+      return "operator";
+    case ActorKind::kApprover:
+      return "approver";
+    case ActorKind::kAdmin:
+      return "admin";
+    case ActorKind::kExecutor:
+      return "executor";
+    case ActorKind::kWebhook:
+      return "webhook";
+    case ActorKind::kProbe:
+      return "probe";
   }
   return "unknown";
 }
@@ -181,8 +205,8 @@ FailoverDecision ApplyFailoverEvent(const Failover& current, const FailoverInput
   FailoverDecision d;
   d.next = current;
   auto refuse = [&](const std::string& why) {
-    d.reason = "refused: " + std::string(FailoverEventName(input.event)) + " " + current.id +
-               " (" + FailoverPhaseName(current.phase) + "): " + why;
+    d.reason = "refused: " + std::string(FailoverEventName(input.event)) + " " + current.id + " (" +
+               FailoverPhaseName(current.phase) + "): " + why;
     return d;
   };
 

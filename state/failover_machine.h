@@ -1,6 +1,7 @@
 // The failover state machine:
 //
-//   proposed ─approve─► approved ─► fencing ─confirm─► fenced ─► promoting ─► verifying ─► completed
+//   proposed ─approve─► approved ─► fencing ─confirm─► fenced ─► promoting ─► verifying ─►
+//   completed
 //       │                  │           │                              │            │
 //       └──── abort ───────┴── abort ──┘                              └─► failed ◄─┘
 //                                                                            │

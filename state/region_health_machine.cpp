@@ -25,18 +25,18 @@ struct HealthTransition {
 // between healthy and unreachable.
 constexpr std::array<HealthTransition, 12> kTransitions{{
     // from            event                  guard                to
-    {H::kHealthy,      E::kProbeRoundPassed,  Guard::kAlways,      H::kHealthy},
-    {H::kHealthy,      E::kProbeRoundFailed,  Guard::kBelowFall,   H::kDegraded},
-    {H::kHealthy,      E::kProbeRoundFailed,  Guard::kReachesFall, H::kUnreachable},
-    {H::kHealthy,      E::kMarkSuspect,       Guard::kAlways,      H::kDegraded},
-    {H::kDegraded,     E::kProbeRoundPassed,  Guard::kBelowRise,   H::kDegraded},
-    {H::kDegraded,     E::kProbeRoundPassed,  Guard::kReachesRise, H::kHealthy},
-    {H::kDegraded,     E::kProbeRoundFailed,  Guard::kBelowFall,   H::kDegraded},
-    {H::kDegraded,     E::kProbeRoundFailed,  Guard::kReachesFall, H::kUnreachable},
-    {H::kDegraded,     E::kMarkSuspect,       Guard::kAlways,      H::kDegraded},
-    {H::kUnreachable,  E::kProbeRoundFailed,  Guard::kAlways,      H::kUnreachable},
-    {H::kUnreachable,  E::kProbeRoundPassed,  Guard::kBelowRise,   H::kDegraded},
-    {H::kUnreachable,  E::kProbeRoundPassed,  Guard::kReachesRise, H::kHealthy},
+    {H::kHealthy, E::kProbeRoundPassed, Guard::kAlways, H::kHealthy},
+    {H::kHealthy, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
+    {H::kHealthy, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
+    {H::kHealthy, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
+    {H::kDegraded, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
+    {H::kDegraded, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
+    {H::kDegraded, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
+    {H::kDegraded, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
+    {H::kDegraded, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
+    {H::kUnreachable, E::kProbeRoundFailed, Guard::kAlways, H::kUnreachable},
+    {H::kUnreachable, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
+    {H::kUnreachable, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
     // kUnreachable + kMarkSuspect has no row: it is already worse than suspect.
 }};
 
@@ -47,17 +47,19 @@ struct OverlayTransition {
   bool value;
 };
 constexpr std::array<OverlayTransition, 4> kOverlays{{
-    {E::kSetFenced,        &Region::fenced,      true},
-    {E::kClearFenced,      &Region::fenced,      false},
-    {E::kSetMaintenance,   &Region::maintenance, true},
+    {E::kSetFenced, &Region::fenced, true},
+    {E::kClearFenced, &Region::fenced, false},
+    {E::kSetMaintenance, &Region::maintenance, true},
     {E::kClearMaintenance, &Region::maintenance, false},
 }};
 
 bool MaySend(EventSource source, E event) {
   switch (event) {
     case E::kProbeRoundFailed:
-    case E::kProbeRoundPassed: return source == EventSource::kProbe;
-    case E::kMarkSuspect: return source != EventSource::kOrchestrator;
+    case E::kProbeRoundPassed:
+      return source == EventSource::kProbe;
+    case E::kMarkSuspect:
+      return source != EventSource::kOrchestrator;
     default:  // overlays: rule 4 of DESIGN.md, observers never change administrative state
       return source == EventSource::kOperator || source == EventSource::kOrchestrator;
   }
@@ -65,11 +67,16 @@ bool MaySend(EventSource source, E event) {
 
 bool GuardHolds(Guard g, const Region& counted, const HealthThresholds& t) {
   switch (g) {
-    case Guard::kAlways: return true;
-    case Guard::kBelowFall: return counted.consecutive_failures < t.fall;
-    case Guard::kReachesFall: return counted.consecutive_failures >= t.fall;
-    case Guard::kBelowRise: return counted.consecutive_successes < t.rise;
-    case Guard::kReachesRise: return counted.consecutive_successes >= t.rise;
+    case Guard::kAlways:
+      return true;
+    case Guard::kBelowFall:
+      return counted.consecutive_failures < t.fall;
+    case Guard::kReachesFall:
+      return counted.consecutive_failures >= t.fall;
+    case Guard::kBelowRise:
+      return counted.consecutive_successes < t.rise;
+    case Guard::kReachesRise:
+      return counted.consecutive_successes >= t.rise;
   }
   return false;
 }
@@ -93,7 +100,8 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
     case E::kMarkSuspect:
       return head + "marked suspect by " + EventSourceName(in.source) +
              (in.detail.empty() ? "" : ": " + in.detail);
-    default: return head + in.detail;
+    default:
+      return head + in.detail;
   }
 }
 
@@ -101,23 +109,34 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
 
 const char* HealthEventName(HealthEvent e) {
   switch (e) {
-    case E::kProbeRoundFailed: return "probe_round_failed";
-    case E::kProbeRoundPassed: return "probe_round_passed";
-    case E::kMarkSuspect: return "mark_suspect";
-    case E::kSetFenced: return "set_fenced";
-    case E::kClearFenced: return "clear_fenced";
-    case E::kSetMaintenance: return "set_maintenance";
-    case E::kClearMaintenance: return "clear_maintenance";
+    case E::kProbeRoundFailed:
+      return "probe_round_failed";
+    case E::kProbeRoundPassed:
+      return "probe_round_passed";
+    case E::kMarkSuspect:
+      return "mark_suspect";
+    case E::kSetFenced:
+      return "set_fenced";
+    case E::kClearFenced:
+      return "clear_fenced";
+    case E::kSetMaintenance:
+      return "set_maintenance";
+    case E::kClearMaintenance:
+      return "clear_maintenance";
   }
   return "unknown";
 }
 
 const char* EventSourceName(EventSource s) {
   switch (s) {
-    case EventSource::kProbe: return "probe";
-    case EventSource::kWebhook: return "webhook";
-    case EventSource::kOperator: return "operator";
-    case EventSource::kOrchestrator: return "orchestrator";
+    case EventSource::kProbe:
+      return "probe";
+    case EventSource::kWebhook:
+      return "webhook";
+    case EventSource::kOperator:
+      return "operator";
+    case EventSource::kOrchestrator:
+      return "orchestrator";
   }
   return "unknown";
 }

@@ -11,9 +11,9 @@
 namespace icewarden {
 
 struct SqliteStoreOptions {
-  std::string path;               // database file; ":memory:" for a private in-memory store
-  int busy_timeout_ms = 5000;     // how long to wait for another process's write lock
-  bool read_only = false;         // open for reading only (CLI inspection, benchmarks)
+  std::string path;            // database file; ":memory:" for a private in-memory store
+  int busy_timeout_ms = 5000;  // how long to wait for another process's write lock
+  bool read_only = false;      // open for reading only (CLI inspection, benchmarks)
 };
 
 // Opens (creating if needed) and migrates the database to the current schema version.

@@ -7,7 +7,8 @@ namespace icewarden {
 namespace {
 
 template <typename E, std::size_t N>
-std::optional<E> ParseByName(std::string_view s, const std::array<std::pair<E, const char*>, N>& names) {
+std::optional<E> ParseByName(std::string_view s,
+                             const std::array<std::pair<E, const char*>, N>& names) {
   for (const auto& [value, name] : names)
     if (s == name) return value;
   return std::nullopt;
@@ -65,13 +66,21 @@ constexpr std::array<std::pair<StepState, const char*>, 6> kStepNames{{
 }  // namespace
 
 const char* RegionHealthName(RegionHealth h) { return NameOf(h, kHealthNames); }
-std::optional<RegionHealth> ParseRegionHealth(std::string_view s) { return ParseByName(s, kHealthNames); }
+std::optional<RegionHealth> ParseRegionHealth(std::string_view s) {
+  return ParseByName(s, kHealthNames);
+}
 const char* FailoverPhaseName(FailoverPhase p) { return NameOf(p, kPhaseNames); }
-std::optional<FailoverPhase> ParseFailoverPhase(std::string_view s) { return ParseByName(s, kPhaseNames); }
+std::optional<FailoverPhase> ParseFailoverPhase(std::string_view s) {
+  return ParseByName(s, kPhaseNames);
+}
 const char* FailoverKindName(FailoverKind k) { return NameOf(k, kKindNames); }
-std::optional<FailoverKind> ParseFailoverKind(std::string_view s) { return ParseByName(s, kKindNames); }
+std::optional<FailoverKind> ParseFailoverKind(std::string_view s) {
+  return ParseByName(s, kKindNames);
+}
 const char* FencingKindName(FencingKind k) { return NameOf(k, kFencingNames); }
-std::optional<FencingKind> ParseFencingKind(std::string_view s) { return ParseByName(s, kFencingNames); }
+std::optional<FencingKind> ParseFencingKind(std::string_view s) {
+  return ParseByName(s, kFencingNames);
+}
 const char* StepStateName(StepState s) { return NameOf(s, kStepNames); }
 std::optional<StepState> ParseStepState(std::string_view s) { return ParseByName(s, kStepNames); }
 

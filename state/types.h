@@ -30,7 +30,7 @@ struct Region {
   bool maintenance = false;
   int consecutive_failures = 0;   // probe rounds failed in a row (for fall)
   int consecutive_successes = 0;  // probe rounds passed in a row (for rise)
-  std::string reason{};             // why it is in its current state, for people
+  std::string reason{};           // why it is in its current state, for people
   UnixMillis since = 0;           // when it entered its current health state
 };
 
@@ -59,8 +59,8 @@ using Epoch = std::int64_t;
 
 struct Ownership {
   TableIdent table{};
-  std::string owner{};        // region name
-  Epoch epoch = 0;          // >= 1 once recorded
+  std::string owner{};  // region name
+  Epoch epoch = 0;      // >= 1 once recorded
   UnixMillis updated_at = 0;
   std::string failover_id{};  // the failover that last moved it; empty for the initial claim
 };
@@ -155,7 +155,7 @@ struct StepRecord {
   std::string action{};   // action kind, e.g. "dns.rfc2136"
   StepState state = StepState::kPending;
   int attempt = 0;
-  std::string reason{};  // the outcome, for people
+  std::string reason{};       // the outcome, for people
   std::string result_json{};  // the action's structured result, "{}" when none
   UnixMillis started_at = 0;
   UnixMillis finished_at = 0;

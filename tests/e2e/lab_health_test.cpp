@@ -65,11 +65,12 @@ policies:
   max_staleness: 1m
   probe: {interval: 200ms, timeout: 100ms, fall: 3, rise: 2}
 )";
-    server_ = std::make_unique<Subprocess>(std::vector<std::string>{
-        IcewardenBinary(), "serve", "--config", dir_ + "/icewarden.yaml"});
+    server_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{IcewardenBinary(), "serve", "--config", dir_ + "/icewarden.yaml"});
     auto line = server_->ReadLine(std::chrono::seconds(20));
     ASSERT_TRUE(line.has_value()) << "serve did not start";
-    url_ = line->substr(line->find("http://"), line->find(' ', line->find("http://")) - line->find("http://"));
+    url_ = line->substr(line->find("http://"),
+                        line->find(' ', line->find("http://")) - line->find("http://"));
   }
 
   void TearDown() override {
@@ -96,7 +97,8 @@ policies:
     json regions = Api("/api/v1/regions");
     if (!regions.contains("regions")) return "";
     for (const auto& r : regions["regions"])
-      if (r["name"] == region) return r["health"].get<std::string>() + " | " + r["reason"].get<std::string>();
+      if (r["name"] == region)
+        return r["health"].get<std::string>() + " | " + r["reason"].get<std::string>();
     return "";
   }
 
@@ -125,7 +127,8 @@ TEST_F(LabHealthTest, AStoppedRegionBecomesUnreachableAndComesBackHealthy) {
   const std::string down = Health("us-east-1");
   // The first probe kind that failed names the round: catalog_config, refused.
   EXPECT_NE(down.find("us-east-1 unreachable: 3 consecutive catalog_config failures: "),
-            std::string::npos) << down;
+            std::string::npos)
+      << down;
   EXPECT_NE(down.find("refused"), std::string::npos) << down;
   EXPECT_EQ(Health("eu-central-1").rfind("healthy", 0), 0u) << "the other region is unaffected";
 
@@ -162,7 +165,8 @@ TEST_F(LabHealthTest, DiscoveredTablesAreClaimedByTheRulesAndLagIsMeasured) {
   })) << Api("/api/v1/lag?table=sales.orders").dump();
   json behind = Api("/api/v1/lag?table=sales.orders")["tables"][0];
   EXPECT_EQ(behind["replica"], "eu-central-1");
-  EXPECT_NE(behind["reason"].get<std::string>().find("commits behind us-east-1"), std::string::npos);
+  EXPECT_NE(behind["reason"].get<std::string>().find("commits behind us-east-1"),
+            std::string::npos);
 
   // A rogue writer in the non-owner: two histories under one name.
   Admin("/lab/rogue-writer", R"({"region":"eu-central-1","enabled":true})");
@@ -177,8 +181,8 @@ TEST_F(LabHealthTest, DiscoveredTablesAreClaimedByTheRulesAndLagIsMeasured) {
   EXPECT_NE(page->body.find("icewarden_replication_diverged{"), std::string::npos);
 
   // The CLI shows the same.
-  auto cli = RunCommand({IcewardenBinary(), "lag", "--state", "diverged", "--server", url_,
-                         "--token", "e2e-admin"});
+  auto cli = RunCommand(
+      {IcewardenBinary(), "lag", "--state", "diverged", "--server", url_, "--token", "e2e-admin"});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("DIVERGENCE FOUND"), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find("diverged"), std::string::npos) << cli.out;

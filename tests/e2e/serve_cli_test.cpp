@@ -20,9 +20,7 @@ using testing::IcewardenBinary;
 using testing::RunCommand;
 using testing::Subprocess;
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 class ServeCliTest : public ::testing::Test {
  protected:
@@ -70,7 +68,8 @@ ownership:
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     std::vector<OwnershipChange> changes;
     for (int i = 0; i < 30; ++i)
-      changes.push_back({*TableIdent::Parse("sales.t" + std::to_string(100 + i)), 0, "us-east-1", ""});
+      changes.push_back(
+          {*TableIdent::Parse("sales.t" + std::to_string(100 + i)), 0, "us-east-1", ""});
     changes.push_back({*TableIdent::Parse("eu.orders"), 0, "eu-central-1", ""});
     AuditEvent why{0, 0, "test", "seed", "ownership.set", "seed", "initial claim", "{}"};
     ASSERT_TRUE((*store)->CompareAndSetOwnership(changes, why).ok());
@@ -81,7 +80,10 @@ ownership:
     f.to = "us-east-1";
     f.proposed_by = "otto";
     f.reason = "drill";
-    ASSERT_TRUE((*store)->CreateFailover(f, {0, 0, "otto", "cli", "failover.propose", f.id, "drill", "{}"}).ok());
+    ASSERT_TRUE(
+        (*store)
+            ->CreateFailover(f, {0, 0, "otto", "cli", "failover.propose", f.id, "drill", "{}"})
+            .ok());
   }
 
   void StartServer() {
@@ -135,7 +137,8 @@ TEST_F(ServeCliTest, StatusOwnershipAndFailoversReadBackThroughTheCli) {
   EXPECT_EQ(o["tables"][0]["table"], "eu.orders");
   EXPECT_EQ(o["tables"][0]["owner"], "eu-central-1");
   EXPECT_EQ(o["tables"][0]["epoch"], 1);
-  auto limited = Cli({"ownership", "list", "--limit", "5", "--owner", "us-east-1", "-o", "json"}, "viewer-secret-1");
+  auto limited = Cli({"ownership", "list", "--limit", "5", "--owner", "us-east-1", "-o", "json"},
+                     "viewer-secret-1");
   ASSERT_EQ(limited.exit_code, 0) << limited.err;
   EXPECT_EQ(json::parse(limited.out)["tables"].size(), 5u);
 
@@ -211,9 +214,12 @@ TEST(ConfigValidateCli, ReportsEveryErrorWithItsPositionAndExitsTwo) {
   EXPECT_NE(r.err.find("did you mean 'catalog_uri'"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
 
-  auto good = RunCommand({IcewardenBinary(), "config", "validate", testing::SourceDir() + "/examples/local.yaml"},
-                         {{"ICEWARDEN_VIEWER_TOKEN", "a"}, {"ICEWARDEN_OPERATOR_TOKEN", "b"},
-                          {"ICEWARDEN_APPROVER_TOKEN", "c"}, {"ICEWARDEN_ADMIN_TOKEN", "d"}});
+  auto good = RunCommand(
+      {IcewardenBinary(), "config", "validate", testing::SourceDir() + "/examples/local.yaml"},
+      {{"ICEWARDEN_VIEWER_TOKEN", "a"},
+       {"ICEWARDEN_OPERATOR_TOKEN", "b"},
+       {"ICEWARDEN_APPROVER_TOKEN", "c"},
+       {"ICEWARDEN_ADMIN_TOKEN", "d"}});
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_NE(good.out.find(": ok"), std::string::npos);
   std::filesystem::remove_all(dir);

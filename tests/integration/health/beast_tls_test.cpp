@@ -24,9 +24,9 @@ using namespace std::chrono_literals;
 // the wrong-name case, one for another host).
 bool MakeCert(const std::string& dir, const std::string& name, const std::string& san) {
   auto r = testing::RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                                "-keyout", dir + "/" + name + ".key", "-out", dir + "/" + name + ".crt",
-                                "-days", "1", "-subj", "/CN=icewarden-test", "-addext",
-                                "subjectAltName=" + san});
+                                "-keyout", dir + "/" + name + ".key", "-out",
+                                dir + "/" + name + ".crt", "-days", "1", "-subj",
+                                "/CN=icewarden-test", "-addext", "subjectAltName=" + san});
   return r.exit_code == 0;
 }
 
@@ -68,7 +68,8 @@ Result<HttpResponse> Get(const std::string& url, TlsOptions tls) {
 class BeastTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists("/usr/bin/openssl")) GTEST_SKIP() << "openssl CLI is not installed";
+    if (!std::filesystem::exists("/usr/bin/openssl"))
+      GTEST_SKIP() << "openssl CLI is not installed";
     dir_ = testing::MakeTempDir("icewarden-tls");
     ASSERT_TRUE(MakeCert(dir_, "good", "IP:127.0.0.1,DNS:localhost"));
     ASSERT_TRUE(MakeCert(dir_, "other", "DNS:catalog.example.com"));

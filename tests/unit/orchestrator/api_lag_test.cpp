@@ -1,0 +1,123 @@
+#include "orchestrator/api_lag.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/api.h"
+#include "orchestrator/live_view.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_store.h"
+#include "tests/fakes/test_paths.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+TableLag Row(const std::string& table, const std::string& replica, LagState state, int missing,
+             std::chrono::milliseconds lag) {
+  TableLag t;
+  t.table = *TableIdent::Parse(table);
+  t.owner = replica == "eu-central-1" ? "us-east-1" : "eu-central-1";
+  t.replica = replica;
+  t.state = state;
+  t.missing_commits = missing;
+  t.lag = lag;
+  t.owner_snapshot_id = 8563959728592385857;  // beyond 2^53: must survive as a string
+  t.replica_snapshot_id = -1;
+  t.diverged = state == LagState::kDiverged;
+  if (t.diverged) t.divergent_snapshot_ids = {42};
+  t.reason = table + " reason";
+  return t;
+}
+
+LagReport Report() {
+  LagReport r;
+  r.at = 1'780'000'000'000;
+  r.tables = {Row("eu.orders", "us-east-1", LagState::kCaughtUp, 0, {}),
+              Row("sales.orders", "eu-central-1", LagState::kBehind, 3, std::chrono::seconds(42)),
+              Row("sales.returns", "eu-central-1", LagState::kDiverged, 0, {})};
+  r.region_errors = {"eu-central-1: list namespaces: connection refused"};
+  r.loads_sent = 6;
+  r.loads_not_modified = 4;
+  return r;
+}
+
+TEST(ApiLag, JsonCarriesEveryRowTheSummaryAndStringSnapshotIds) {
+  json j = LagReportJson(Report(), {});
+  ASSERT_EQ(j["tables"].size(), 3u);
+  EXPECT_EQ(j["summary"]["worst_lag_ms"], 42000);
+  EXPECT_EQ(j["summary"]["worst_table"], "sales.orders");
+  EXPECT_EQ(j["summary"]["total_missing"], 3);
+  EXPECT_EQ(j["summary"]["any_divergence"], true);
+  EXPECT_EQ(j["tables"][1]["owner_snapshot_id"], "8563959728592385857");
+  EXPECT_TRUE(j["tables"][1]["replica_snapshot_id"].is_null());
+  EXPECT_EQ(j["tables"][2]["divergent_snapshot_ids"], json::array({"42"}));
+  EXPECT_EQ(j["loads"]["not_modified"], 4);
+  EXPECT_EQ(j["region_errors"].size(), 1u);
+}
+
+TEST(ApiLag, FiltersNarrowRowsAndTheSummaryFollows) {
+  json j =
+      LagReportJson(Report(), {std::nullopt, std::string("us-east-1"), std::string("caught_up")});
+  ASSERT_EQ(j["tables"].size(), 1u);
+  EXPECT_EQ(j["tables"][0]["table"], "eu.orders");
+  EXPECT_EQ(j["summary"]["any_divergence"], false);
+  EXPECT_EQ(LagReportJson(Report(), {std::string("nope.t"), {}, {}})["tables"].size(), 0u);
+}
+
+TEST(ApiLag, RouteAnswers503BeforeTheFirstRoundThenTheReport) {
+  testing::FakeClock clock;
+  testing::FakeStore store(clock);
+  ApiConfig config;
+  config.tokens.push_back({"v", Role::kViewer, Secret("viewer-token")});
+  Api api(config, store, clock, nullptr);
+  LiveView live;
+  api.SetLiveView(&live);
+  ApiRequest req{
+      "GET", "/api/v1/lag?state=behind", {{"authorization", "Bearer viewer-token"}}, "", "t"};
+  EXPECT_EQ(api.Handle(req).status, 503);
+  live.PublishLag(Report());
+  ApiResponse res = api.Handle(req);
+  ASSERT_EQ(res.status, 200) << res.body;
+  json j = json::parse(res.body);
+  ASSERT_EQ(j["tables"].size(), 1u);
+  EXPECT_EQ(j["tables"][0]["table"], "sales.orders");
+  req.target = "/api/v1/lag?colour=red";
+  EXPECT_EQ(api.Handle(req).status, 400);
+}
+
+TEST(ApiLag, LagAndProbeFamiliesPassPromtool) {
+  LiveView live;
+  live.PublishProbeRound("us-east-1",
+                         {true, std::chrono::milliseconds(12), "catalog_config", "", 1});
+  live.PublishProbeRound("eu-central-1", {false, std::chrono::milliseconds(500), "catalog_config",
+                                          "connection refused", 1});
+  std::string page = RenderLagMetrics(Report()) + RenderProbeMetrics(live.ProbeRounds());
+  EXPECT_NE(page.find("icewarden_replication_lag_seconds{table=\"sales.orders\",owner=\"us-east-"
+                      "1\",replica=\"eu-central-1\"} 42.000"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("icewarden_replication_diverged{table=\"sales.returns\""), std::string::npos);
+  EXPECT_NE(page.find("icewarden_probe_round_success{region=\"eu-central-1\"} 0"),
+            std::string::npos);
+
+  const std::string promtool = "/usr/bin/promtool";
+  if (!std::filesystem::exists(promtool)) GTEST_SKIP() << promtool << " is not installed";
+  std::string dir = testing::MakeTempDir("lag-metrics");
+  std::ofstream(dir + "/m.txt") << page;
+  int rc =
+      std::system((promtool + " check metrics < " + dir + "/m.txt > " + dir + "/out 2>&1").c_str());
+  std::ifstream out(dir + "/out");
+  std::string findings((std::istreambuf_iterator<char>(out)), {});
+  EXPECT_EQ(rc, 0) << findings;
+  EXPECT_EQ(findings, "") << findings;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace icewarden
