@@ -12,7 +12,9 @@ namespace {
 using Namespaces = std::vector<Namespace>;
 using Tables = std::vector<TableIdent>;
 
-TableIdent Table(Namespace ns, std::string name) { return TableIdent{std::move(ns), std::move(name)}; }
+TableIdent Table(Namespace ns, std::string name) {
+  return TableIdent{std::move(ns), std::move(name)};
+}
 
 std::set<std::string> Names(const Tables& tables) {
   std::set<std::string> out;
@@ -204,10 +206,9 @@ TEST_F(CatalogConformanceTest, UnavailableRegionAnswersPerSpec) {
   ASSERT_TRUE(config.ok()) << config.status().message();
 
   // 503 with Retry-After on every catalog route: the client retries, then gives up.
-  ASSERT_TRUE(lab_->PatchFaults(kRegion, {{"error_rate", 1.0},
-                                          {"error_status", 503},
-                                          {"retry_after_s", 1}})
-                  .ok());
+  ASSERT_TRUE(
+      lab_->PatchFaults(kRegion, {{"error_rate", 1.0}, {"error_status", 503}, {"retry_after_s", 1}})
+          .ok());
   auto listed = ListNamespaces(*client, std::nullopt);
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.status().code(), StatusCode::kUnavailable) << listed.status().message();
@@ -270,6 +271,30 @@ TEST_F(OAuthConformanceTest, WrongSecretIsUnauthenticated) {
   EXPECT_GE(Count("POST", "/v1/oauth/tokens"), 1) << Transcript();
 
   ExpectNoViolations();
+}
+
+// The requirement check itself (no Prism needed): it must catch what Prism lets through.
+TEST(RequirementCheckTest, CatchesWhatPrismDoesNot) {
+  const std::string spec_path = ReleasedSpecPath();
+  ASSERT_TRUE(std::filesystem::exists(spec_path))
+      << "the Iceberg REST spec is missing: " << spec_path;
+  const YAML::Node spec = YAML::LoadFile(spec_path);
+  EXPECT_TRUE(RequirementProblems(spec, R"({"requirements":[
+      {"type":"assert-table-uuid","uuid":"u"},
+      {"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null},
+      {"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":7}],"updates":[]})")
+                  .empty());
+  EXPECT_EQ(
+      RequirementProblems(spec, R"({"requirements":[{"type":"assert-uuid","uuid":"u"}]})").size(),
+      1u);
+  EXPECT_EQ(RequirementProblems(
+                spec, R"({"requirements":[{"type":"assert-ref-snapshot-id","ref":"main"}]})")
+                .size(),
+            1u);
+  EXPECT_EQ(RequirementProblems(spec, R"({"requirements":[{"type":"assert-table-uuid","uuid":5}]})")
+                .size(),
+            1u);
+  EXPECT_EQ(RequirementProblems(spec, R"({"updates":[]})").size(), 1u);
 }
 
 }  // namespace

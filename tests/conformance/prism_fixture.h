@@ -35,9 +35,9 @@
 // - A load or create table request without X-Iceberg-Access-Delegation crashes Prism, so the
 //   client is configured with access_delegation = "vended-credentials".
 // - Routes with an empty prefix do not match: the lab serves the non-empty prefix "lab".
-// - Requirement types in commit bodies are not checked (the schema has no oneOf), so a
-//   misspelt requirement would pass Prism; the lab itself answers 400 to unknown kinds,
-//   which the test would see.
+// - Requirement types in commit bodies are not checked (the schema has no oneOf): every
+//   recorded commit body's requirements are checked against the spec's TableRequirement
+//   schemas here instead (requirement_check.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -67,6 +67,7 @@
 #include "health/http_transport.h"
 #include "health/uuid_v7.h"
 #include "state/clock.h"
+#include "tests/conformance/requirement_check.h"
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_paths.h"
 
@@ -169,6 +170,14 @@ inline std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+// The released spec beside the source tree: <source>/../shared/reference/<kSpecName>.
+inline std::string ReleasedSpecPath() {
+  return (std::filesystem::path(icewarden::testing::SourceDir()) / ".." / "shared" / "reference" /
+          kSpecName)
+      .lexically_normal()
+      .string();
+}
+
 // Prism log lines that report a violation or a request Prism refused: "Violation: ..." (without
 // --errors), "✖  error     Request terminated with error: ...#VIOLATIONS" and warnings.
 inline std::vector<std::string> ViolationLines(const std::string& log) {
@@ -177,7 +186,8 @@ inline std::vector<std::string> ViolationLines(const std::string& log) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("iolation") != std::string::npos || line.find("\u2716") != std::string::npos ||
-        line.find("\u26a0") != std::string::npos || line.find("prism/errors#") != std::string::npos) {
+        line.find("\u26a0") != std::string::npos ||
+        line.find("prism/errors#") != std::string::npos) {
       lines.push_back(line);
     }
   }
@@ -196,7 +206,8 @@ inline std::string DerivedSpec(const std::string& released, std::string* error) 
   const std::string anchor = "      operationId: getToken\n";
   const auto at = spec.find(anchor);
   if (at == std::string::npos || spec.find(anchor, at + 1) != std::string::npos) {
-    *error = "expected exactly one '" + anchor.substr(0, anchor.size() - 1) + "' line in " + released;
+    *error =
+        "expected exactly one '" + anchor.substr(0, anchor.size() - 1) + "' line in " + released;
     return "";
   }
   spec.insert(at + anchor.size(),
@@ -225,9 +236,7 @@ class PrismConformanceTest : public ::testing::Test {
 
   void SetUp() override {
     const std::string source = icewarden::testing::SourceDir();
-    spec_ = (std::filesystem::path(source) / ".." / "shared" / "reference" / kSpecName)
-                .lexically_normal()
-                .string();
+    spec_ = ReleasedSpecPath();
     ASSERT_TRUE(std::filesystem::exists(spec_))
         << "the Iceberg REST spec is missing: expected " << spec_
         << " (shared/reference/ checked out beside the source tree)";
@@ -263,7 +272,7 @@ class PrismConformanceTest : public ::testing::Test {
     }
 
     StartPrism();
-    if (HasFatalFailure()) return;
+    if (HasFailure()) return;
 
     transport_ = MakeBeastTransport(io_);
     recorder_ = std::make_unique<RecordingTransport>(*transport_);
@@ -295,36 +304,49 @@ class PrismConformanceTest : public ::testing::Test {
   }
 
   // Starts prism proxying to the lab region and waits (60 s at most: node is slow to start
-  // on a loaded machine) until it answers a request it forwards.
+  // on a loaded machine) until it answers a request it forwards. A port taken between
+  // FreePort and prism's bind makes prism exit; then it is tried again on another port.
   void StartPrism() {
-    prism_port_ = FreePort();
-    ASSERT_NE(prism_port_, 0);
-    prism_log_ = dir_ + "/prism.log";
-    std::string command = "exec " + ShellQuote(node_) + " " + ShellQuote(prism_js_) +
-                          " proxy --errors -h 127.0.0.1 -p " + std::to_string(prism_port_) + " " +
-                          ShellQuote(validated_spec_) + " " + ShellQuote(lab_->region_url(kRegion)) + " >" +
-                          ShellQuote(prism_log_) + " 2>&1";
-    prism_ = std::make_unique<icewarden::testing::Subprocess>(
-        std::vector<std::string>{"/bin/sh", "-c", command});
-
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int attempt = 1;; ++attempt) {
+      prism_port_ = FreePort();
+      ASSERT_NE(prism_port_, 0);
+      prism_log_ = dir_ + "/prism-" + std::to_string(attempt) + ".log";
+      std::string command = "exec " + ShellQuote(node_) + " " + ShellQuote(prism_js_) +
+                            " proxy --errors -h 127.0.0.1 -p " + std::to_string(prism_port_) + " " +
+                            ShellQuote(validated_spec_) + " " +
+                            ShellQuote(lab_->region_url(kRegion)) + " >" + ShellQuote(prism_log_) +
+                            " 2>&1";
+      prism_ = std::make_unique<icewarden::testing::Subprocess>(
+          std::vector<std::string>{"/bin/sh", "-c", command});
+      if (WaitForPrism(deadline)) return;
+      if (HasFailure()) return;
+      auto code = prism_->Wait(std::chrono::milliseconds(0));
+      ASSERT_TRUE(code && attempt < 3)
+          << "prism exited with " << code.value_or(0) << " before serving:\n"
+          << ReadFile(prism_log_);
+    }
+  }
+
+  // True once prism answers; false if it exited first. Fails the test at `deadline`.
+  bool WaitForPrism(std::chrono::steady_clock::time_point deadline) {
     for (;;) {
-      if (auto code = prism_->Wait(std::chrono::milliseconds(0))) {
-        FAIL() << "prism exited with " << *code << " before serving:\n" << ReadFile(prism_log_);
-      }
+      if (prism_->Wait(std::chrono::milliseconds(0))) return false;
       httplib::Client probe("127.0.0.1", prism_port_);
       probe.set_connection_timeout(1);
       probe.set_read_timeout(5);
-      // Any HTTP answer means prism has loaded the spec and proxies. The probe's own log
-      // lines (a 401 from Prism when the lab wants OAuth2) are not checked.
+      probe.set_bearer_token_auth(kToken);
+      // Any HTTP answer means prism has loaded the spec and proxies. The probe's log lines
+      // are not checked: the test's own traffic starts after them.
       if (auto r = probe.Get("/v1/config?warehouse=" + std::string(kWarehouse))) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it log the probe
         log_offset_ = ReadFile(prism_log_).size();
-        return;
+        return true;
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        FAIL() << "prism did not answer on port " << prism_port_ << " within 60 s:\n"
-               << ReadFile(prism_log_);
+        ADD_FAILURE() << "prism did not answer on port " << prism_port_ << " within 60 s:\n"
+                      << ReadFile(prism_log_);
+        return false;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -342,7 +364,8 @@ class PrismConformanceTest : public ::testing::Test {
     nlohmann::json metadata = nlohmann::json::parse(loaded->body)["metadata"];
     nlohmann::json commit = lab::AppendCommit(metadata, "conformance", lab::SystemNowMs());
     const auto id = commit["updates"][0]["snapshot"]["snapshot-id"].get<std::int64_t>();
-    ReplaceId(commit, id, static_cast<std::int64_t>(random_() & ((std::uint64_t{1} << 53) - 1)) | 1);
+    ReplaceId(commit, id,
+              static_cast<std::int64_t>(random_() & ((std::uint64_t{1} << 53) - 1)) | 1);
     auto committed = lab.Post(path, commit.dump(), "application/json");
     ASSERT_TRUE(committed && committed->status == 200)
         << path << ": " << (committed ? committed->body : httplib::to_string(committed.error()));
@@ -377,7 +400,7 @@ class PrismConformanceTest : public ::testing::Test {
     options.auth = std::move(auth);
     options.page_size = page_size;
     options.default_deadline = std::chrono::seconds(20);  // prism validates in node
-    options.access_delegation = "vended-credentials";      // see the header comment
+    options.access_delegation = "vended-credentials";     // see the header comment
     return std::make_unique<CatalogClient>(
         options, CatalogClientEnv{*recorder_, *clock_, SystemRandomBits()});
   }
@@ -425,6 +448,15 @@ class PrismConformanceTest : public ::testing::Test {
           << e.response_body << "\nrequest body: " << e.request_body;
       EXPECT_EQ(e.violations_header, "") << what;
       EXPECT_NE(e.status, 0) << e.method << " " << e.url << ": " << e.error;
+    }
+    // What Prism skips: the requirements of every commit.
+    const YAML::Node spec = YAML::LoadFile(spec_);
+    for (const auto& e : recorder_->exchanges()) {
+      if (e.method != "POST" || e.url.find("/tables/") == std::string::npos) continue;
+      for (const auto& problem : RequirementProblems(spec, e.request_body)) {
+        ADD_FAILURE() << e.method << " " << e.url << ": " << problem
+                      << "\nrequest body: " << e.request_body;
+      }
     }
     auto lines = ViolationLines(ReadFile(prism_log_).substr(log_offset_));
     std::string joined;
