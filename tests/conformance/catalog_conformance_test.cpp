@@ -184,6 +184,20 @@ TEST_F(CatalogConformanceTest, ConflictsAndMissingTables) {
   ASSERT_FALSE(missing_children.ok());
   EXPECT_EQ(missing_children.status().code(), StatusCode::kNotFound);
 
+  // Config for a warehouse the catalog does not have: 404 NoSuchWarehouseException.
+  auto elsewhere = MakeClient(CatalogAuth::Bearer(kToken), 2, "no_such_warehouse");
+  auto no_warehouse = GetConfig(*elsewhere);
+  ASSERT_FALSE(no_warehouse.ok());
+  EXPECT_EQ(no_warehouse.status().code(), StatusCode::kNotFound) << no_warehouse.status().message();
+
+  // A token the catalog does not accept: 401 NotAuthorizedException, and the token is not
+  // repeated in the message.
+  auto stranger = MakeClient(CatalogAuth::Bearer("not-a-valid-token"));
+  auto refused = GetConfig(*stranger);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated) << refused.status().message();
+  EXPECT_EQ(refused.status().message().find("not-a-valid-token"), std::string::npos);
+
   // A commit to a missing table: 404 NoSuchTableException.
   TableCommit orphan;
   orphan.table = Table({"sales"}, "no_such_table");

@@ -393,10 +393,11 @@ class PrismConformanceTest : public ::testing::Test {
 
   // A client whose every request goes through prism.
   std::unique_ptr<CatalogClient> MakeClient(CatalogAuth auth = CatalogAuth::Bearer(kToken),
-                                            int page_size = 2) {
+                                            int page_size = 2,
+                                            const std::string& warehouse = kWarehouse) {
     CatalogClientOptions options;
     options.base_uri = prism_url();
-    options.warehouse = kWarehouse;
+    options.warehouse = warehouse;
     options.auth = std::move(auth);
     options.page_size = page_size;
     options.default_deadline = std::chrono::seconds(20);  // prism validates in node
