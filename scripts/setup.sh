@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # real servers and checkers the tests start: promtool checks the /metrics format
   prometheus
+  # the baseline tests/bench/probe_cost_bench compares icewarden's probe CPU against
+  prometheus-blackbox-exporter
   # BIND 9 for the dns probe's integration test (named), and dig to wait until it serves
   bind9 bind9-dnsutils
   # the lab and tests use these to drive and inspect processes
