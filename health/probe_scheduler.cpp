@@ -44,10 +44,13 @@ struct ProbeScheduler::Core : std::enable_shared_from_this<ProbeScheduler::Core>
   bool running = false;
   std::uint64_t epoch = 0;  // bumped by Stop(): callbacks of an older epoch are stale
 
-  // interval × (1 ± jitter), uniformly.
+  // interval × (1 − jitter·u), u uniform in [0, 1): jitter only ever shortens the gap.
+  // Regions still spread out, and detection keeps its bound of interval × fall + timeout
+  // (symmetric jitter would stretch that by the jitter fraction, measured in
+  // tests/bench/detection_bench).
   milliseconds JitteredInterval() {
     const double u = static_cast<double>(random() >> 11) * 0x1.0p-53;  // [0, 1)
-    const double factor = 1.0 + options.jitter * (2.0 * u - 1.0);
+    const double factor = 1.0 - options.jitter * u;
     return milliseconds(std::llround(static_cast<double>(options.interval.count()) * factor));
   }
 

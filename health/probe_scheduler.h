@@ -4,7 +4,7 @@
 // and fails if any probe fails; its kind and detail are those of the first failed probe in
 // the region's configured order (or the first probe's kind on success). Rounds of one
 // region never overlap: the next starts at max(previous start + jittered interval, previous
-// end), where the interval is jittered by up to ±`jitter` (a fraction) from the injected
+// end), where the interval is shortened by up to `jitter` (a fraction, never lengthened) from the injected
 // random source, so regions and daemons do not probe in lockstep.
 //
 // The scheduler does not trust probes to keep their deadline: a probe that has not
@@ -31,7 +31,7 @@ struct ProbeScheduleOptions {
   std::chrono::milliseconds interval{10'000};
   std::chrono::milliseconds timeout{2'000};  // each probe's deadline
   std::chrono::milliseconds grace{500};      // how long past the deadline the scheduler waits
-  double jitter = 0.1;                       // ±10% of interval
+  double jitter = 0.1;                       // up to 10% earlier than interval
 };
 
 // One finished round of one region.

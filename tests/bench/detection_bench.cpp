@@ -14,8 +14,8 @@
 // and waits for healthy again.
 //
 // The bound is interval × fall + timeout: the outage starts just after a passed round, fall
-// rounds fail, the last one by its deadline. With ±jitter the intervals stretch, so the
-// worst case is interval × (1 + jitter) × fall + timeout; both are printed.
+// rounds fail, the last one by its deadline. Jitter only shortens intervals, so the plain
+// bound holds; the looser interval × (1 + jitter) × fall + timeout is printed for reference.
 //
 //   detection_bench [--rounds 50] [--interval-ms 1000] [--timeout-ms 300] [--jitter 0.1]
 //                   [--fall 3] [--rise 2] [--hang-ms 2000] [--outage both|refused|black-holed]

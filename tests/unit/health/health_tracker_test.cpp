@@ -40,7 +40,7 @@ class TrackedRegionTest : public ::testing::Test {
     o.interval = 10s;
     o.timeout = 2s;
     scheduler_ = std::make_unique<ProbeScheduler>(
-        timers_, [] { return 1ULL << 63; }, o,
+        timers_, [] { return std::uint64_t{0}; }, o,
         [this](const ProbeRound& r) { ASSERT_TRUE(tracker_->ApplyRound(r).ok()); });
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(std::make_unique<FakeProbe>("catalog_config", timers_, script_));
