@@ -43,4 +43,17 @@ Result<ResolvedParams> ResolveTemplates(const nlohmann::json& params,
 std::vector<std::string> CheckTemplates(const nlohmann::json& params,
                                         const std::vector<std::string>& declared_parameters);
 
+// What CheckTemplates reports, with the param path kept apart from the message so that the
+// runbook parser can point at the param's line: path is relative to params
+// ("records[0].value", "" for params itself) and message has no path prefix.
+struct TemplateProblem {
+  std::string path{};
+  std::string message{};
+};
+std::vector<TemplateProblem> FindTemplateProblems(
+    const nlohmann::json& params, const std::vector<std::string>& declared_parameters);
+
+// NAME when `s` is exactly one template "${params.NAME}" and nothing else; else nullopt.
+std::optional<std::string> WholeParameterTemplate(const std::string& s);
+
 }  // namespace icewarden
