@@ -108,7 +108,8 @@ struct ExecutionReport {
   FailoverPhase phase = FailoverPhase::kProposed;  // where Drive stopped
   std::vector<StepOutcome> steps{};                // in the order Drive dealt with them
   std::vector<std::string> transitions{};          // reason of every transition it made
-  // One sentence: "fo-1 completed: 3 fence, 2 promote and 1 verify steps succeeded".
+  // One sentence: "fo-1 completed: 2 of 2 verify steps succeeded",
+  // "fo-1 fencing: waiting for an operator's fencing confirmation: fence step f2 ... failed: ...".
   std::string summary{};
 };
 
