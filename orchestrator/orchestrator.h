@@ -2,7 +2,8 @@
 // cycle and every command yields Decisions: one sentence each saying what was decided and
 // why, which are logged, returned by the API and asserted in tests.
 //
-// Thread-safety: not thread-safe; the daemon calls it from one strand.
+// Thread-safety: every method may be called from any thread: its state is the store
+// (which serialises itself) and the read-only config.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runbooks/executor.h"
 #include "state/failover_machine.h"
 #include "state/region_health_machine.h"
 #include "state/status.h"
@@ -25,7 +27,7 @@ struct Decision {
   std::string reason{};   // "us-east-1 recorded: in config, awaiting first probe rounds"
 };
 
-class Orchestrator {
+class Orchestrator final : public FailoverTransitions {
  public:
   Orchestrator(const Config& config, StateStore& store, std::shared_ptr<Clock> clock);
 
@@ -48,6 +50,12 @@ class Orchestrator {
   // changes stay in the tracker (they are re-derived from probes after a restart, and
   // writing every probe round would bury the audit log).
   Status RecordRegionHealth(const HealthDecision& decision, const std::string& source);
+
+  // FailoverTransitions, for the runbook executor: ApplyToFailover from "executor".
+  Result<FailoverDecision> Apply(const std::string& failover_id,
+                                 const FailoverInput& input) override {
+    return ApplyToFailover(failover_id, input, "executor");
+  }
 
   // The failover policy the config asks for.
   FailoverPolicy Policy() const;

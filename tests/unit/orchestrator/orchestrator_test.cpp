@@ -5,6 +5,7 @@
 #include "orchestrator/config.h"
 #include "state/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/scripted_action.h"
 
 namespace icewarden {
 namespace {
@@ -177,6 +178,47 @@ TEST_F(OrchestratorTest, HealthChangesArePersistedWithTheirReasonAndNothingElseI
   EXPECT_EQ(audit[1].action, "region.unreachable");
   EXPECT_EQ(audit[1].reason, stored.reason);
   EXPECT_EQ(audit[1].at, 1000);
+}
+
+}  // namespace
+}  // namespace icewarden
+
+namespace icewarden {
+namespace {
+
+// The executor moves a failover only through the Orchestrator (FailoverTransitions), so
+// every transition it makes is persisted and audited like a person's.
+TEST_F(OrchestratorTest, TheExecutorDrivesAFailoverThroughTheOrchestrator) {
+  Orchestrator o(config_, *store_, clock_);
+  Propose("fo-9");
+  ASSERT_TRUE(o.ApplyToFailover("fo-9", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "go"}, "cli")->accepted);
+  ActionRegistry registry;
+  auto log = std::make_shared<testing::ScriptedActionLog>();
+  testing::RegisterFakeActions(registry, log);
+  Runbook runbook;
+  runbook.name = "t";
+  for (auto* section : {&runbook.fence, &runbook.promote, &runbook.verify}) {
+    RunbookStep step;
+    step.id = section == &runbook.fence ? "f1" : section == &runbook.promote ? "p1" : "v1";
+    step.action = "fake.idem";
+    step.timeout = std::chrono::seconds(5);
+    section->push_back(step);
+  }
+  ExecutorOptions options;
+  options.policy = o.Policy();
+  RunbookExecutor executor(*store_, registry, o, clock_, options);
+  TemplateBindings bindings;
+  bindings.failover_id = "fo-9";
+  auto report = executor.Drive("fo-9", runbook, bindings);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->phase, FailoverPhase::kCompleted) << report->summary;
+  std::vector<std::string> actions;
+  for (const auto& e : Audit("fo-9")) actions.push_back(e.action);
+  EXPECT_EQ(actions, (std::vector<std::string>{
+                         "failover.propose", "failover.approve", "failover.begin_fencing",
+                         "failover.confirm_fencing", "failover.begin_promotion",
+                         "failover.promoted", "failover.verified"}));
+  EXPECT_EQ(Audit("fo-9")[2].source, "executor");
 }
 
 }  // namespace
