@@ -5,7 +5,8 @@ namespace icewarden {
 struct CatalogChannel::Attempt {
   HttpRequest request;
   std::chrono::milliseconds deadline;
-  std::function<void(Result<HttpResponse>)> done;
+  // The second argument: whether an error may hide a delivered request.
+  std::function<void(Result<HttpResponse>, bool)> done;
   std::string token;  // the OAuth2 token this attempt carries
   bool reauthenticated = false;
   int retries_503 = 0;
@@ -28,6 +29,12 @@ Status CatalogChannel::Redact(const Status& status) const {
 
 void CatalogChannel::Send(HttpRequest request, std::chrono::milliseconds deadline,
                           std::function<void(Result<HttpResponse>)> done) {
+  SendTracked(std::move(request), deadline,
+              [done = std::move(done)](Result<HttpResponse> r, bool) { done(std::move(r)); });
+}
+
+void CatalogChannel::SendTracked(HttpRequest request, std::chrono::milliseconds deadline,
+                                 std::function<void(Result<HttpResponse>, bool)> done) {
   auto a = std::make_shared<Attempt>();
   a->request = std::move(request);
   a->deadline = deadline;
@@ -48,7 +55,8 @@ void CatalogChannel::Authorize(std::shared_ptr<Attempt> a) {
     case CatalogAuth::Kind::kOAuth2ClientCredentials:
       tokens_->Get(a->deadline, [self = shared_from_this(), a](Result<std::string> token) {
         if (!token.ok()) {
-          a->done(token.status());
+          // This attempt was never transmitted.
+          a->done(token.status(), /*may_have_been_delivered=*/false);
           return;
         }
         a->token = *token;
@@ -62,7 +70,8 @@ void CatalogChannel::Authorize(std::shared_ptr<Attempt> a) {
 void CatalogChannel::Transmit(std::shared_ptr<Attempt> a) {
   transport_.Send(a->request, a->deadline, [self = shared_from_this(), a](Result<HttpResponse> r) {
     if (!r.ok()) {
-      a->done(std::move(r));
+      const bool delivered = RequestMayHaveBeenDelivered(r.status());
+      a->done(std::move(r), delivered);
       return;
     }
     const int status = r->status;
@@ -81,7 +90,7 @@ void CatalogChannel::Transmit(std::shared_ptr<Attempt> a) {
         return;
       }
     }
-    a->done(std::move(r));
+    a->done(std::move(r), true);
   });
 }
 

@@ -39,6 +39,14 @@ class CatalogChannel : public std::enable_shared_from_this<CatalogChannel> {
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done);
 
+  // As Send; on an error `may_have_been_delivered` also says whether the last attempt may
+  // have reached the server. It is false when no OAuth2 token could be had (the request was
+  // not sent again; any earlier attempt had a definite 401/419/503 answer) or the transport
+  // proved the request never arrived (RequestMayHaveBeenDelivered). Commits need this: a
+  // token failure's message does not start with a transport phase.
+  void SendTracked(HttpRequest request, std::chrono::milliseconds deadline,
+                   std::function<void(Result<HttpResponse>, bool may_have_been_delivered)> done);
+
   OAuthTokenSource& tokens() { return *tokens_; }
   // `status` with every secret replaced by "***".
   Status Redact(const Status& status) const;

@@ -308,12 +308,14 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
           const std::string key = self->IdempotencyKeyFor(commit);
           if (!key.empty()) req.headers.Set("Idempotency-Key", key);
           req.body = CommitTableRequestJson(commit);
-          self->channel_->Send(
-              std::move(req), deadline, [self, done, what, key](Result<HttpResponse> r) {
+          self->channel_->SendTracked(
+              std::move(req), deadline,
+              [self, done, what, key](Result<HttpResponse> r, bool may_have_been_delivered) {
                 CommitOutcome out;
                 out.idempotency_key = key;
                 if (!r.ok()) {
-                  if (!RequestMayHaveBeenDelivered(r.status())) {
+                  // Not delivered: refused connections, and token failures before sending.
+                  if (!may_have_been_delivered) {
                     return self->Deliver<CommitOutcome>(done, Prefixed(what, r.status()));
                   }
                   out.kind = CommitOutcome::Kind::kStateUnknown;

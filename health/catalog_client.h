@@ -26,6 +26,7 @@
 //   other 5xx and transport failures -> kUnavailable
 //   except on CommitTable, where 500, 502, 504 and a connection lost after the request may
 //   have been delivered are CommitOutcome::kStateUnknown, never retried by the client.
+//   A commit that could not get an OAuth2 token was not sent: that stays an error.
 // No Status message contains the client secret or a token.
 #pragma once
 
