@@ -38,6 +38,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
   TransferReport& report;
   InFlightLimit limit;
   CatalogClient* client = nullptr;
+  CatalogSession* session = nullptr;
   int outstanding = 0;  // marker jobs queued or in flight
 
   void Fail(const TableIdent& table, std::string error) {
@@ -51,6 +52,8 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     Epoch epoch = 0;
     int loads = 0;
     int commits = 0;
+    int retries = 0;
+    int load_failures = 0;
     bool after_unknown = false;  // the last commit's fate was unknown
     std::string idempotency_key;
     std::string last_error;
@@ -81,13 +84,19 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
 
   void Retry(const std::shared_ptr<Marker>& m, std::function<void()> release, std::string why) {
     m->last_error = std::move(why);
-    if (m->loads >= 2 * kMaxMarkerAttempts || m->commits >= kMaxMarkerAttempts) {
+    if (m->load_failures >= kMaxMarkerAttempts || m->commits >= kMaxMarkerAttempts) {
       Fail(m->table, "marker not written in " + spec.target + " after " +
-                         std::to_string(m->commits) + " commits: " + m->last_error);
+                         std::to_string(m->commits) + " commits and " +
+                         std::to_string(m->load_failures) + " failed loads: " + m->last_error);
       Finish(m, release);
       return;
     }
-    Load(m, std::move(release));
+    // A short, growing pause before reloading: a catalog answering 409 or 5xx is busy.
+    auto pause = std::chrono::milliseconds(std::min(1000, 20 << std::min(m->retries++, 6)));
+    auto self = shared_from_this();
+    session->After(pause, [self, m, release = std::move(release)]() mutable {
+      self->Load(m, std::move(release));
+    });
   }
 
   void OnLoaded(const std::shared_ptr<Marker>& m, std::function<void()> release,
@@ -98,6 +107,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
         Finish(m, release);
         return;
       }
+      ++m->load_failures;
       Retry(m, std::move(release), "load: " + r.status().ToString());
       return;
     }
@@ -209,6 +219,7 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
   StateStore& store = *env.store;
   auto transfer = std::make_shared<Transfer>(spec, report);
   CatalogSession session(env);  // after `transfer`: dropped callbacks never outlive it
+  transfer->session = &session;
   if (spec.write_catalog_properties) {
     auto client = session.Client(spec.target);
     if (!client.ok()) {

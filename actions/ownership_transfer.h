@@ -12,7 +12,8 @@
 // Markers (DESIGN.md, "Iceberg REST catalog usage"): load the table in the new owner's catalog,
 // and unless its icewarden.epoch is already >= the target epoch, commit set-properties
 // {icewarden.owner, icewarden.epoch} guarded by assert-table-uuid (the uuid just loaded).
-// 409 (or any definite failure): reload and retry, at most kMaxMarkerAttempts commits.
+// 409 (or any definite failure): pause briefly (20 ms, doubling, at most 1 s), reload and retry,
+// at most kMaxMarkerAttempts commits and as many failed loads.
 // State unknown (500/502/504, a connection lost mid-commit): reload and check; the retry reuses
 // the first attempt's Idempotency-Key.
 //
@@ -31,7 +32,7 @@
 
 namespace icewarden {
 
-inline constexpr int kMaxMarkerAttempts = 6;
+inline constexpr int kMaxMarkerAttempts = 8;
 
 struct TransferSpec {
   CatalogScope scope{};
