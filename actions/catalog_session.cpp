@@ -56,6 +56,8 @@ bool CatalogSession::RunUntil(const ActionContext& ctx, const std::function<bool
   auto& io = impl_->io;
   while (!done()) {
     if (ctx.expired() || impl_->abandoned) return false;
+    // A previous call may have left the io_context stopped for want of work.
+    if (io.stopped()) io.restart();
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         ctx.deadline - std::chrono::steady_clock::now());
     auto slice = std::clamp(left, 1ms, 50ms);

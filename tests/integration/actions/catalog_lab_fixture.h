@@ -25,7 +25,13 @@ class CatalogLabTest : public LabTest {
     auto store = OpenSqliteStore({options_.data_dir + "/state.db"}, SystemClock());
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    for (const auto& table : lab_->State()["tables"]) {
+    // The lab's table status comes from its replicator's passes.
+    json tables;
+    ASSERT_TRUE(Eventually([&] {
+      tables = lab_->State()["tables"];
+      return tables.size() >= 6u + options_.seed_tables;
+    }));
+    for (const auto& table : tables) {
       std::string dotted = table["table"];
       ::icewarden::OwnershipChange claim{*::icewarden::TableIdent::Parse(dotted), 0, table["owner"],
                                          ""};

@@ -73,6 +73,7 @@ TEST_F(CatalogTransferTest, CompletesThroughInjectedConflicts) {
   ASSERT_TRUE(lab_->PatchFaults(kUs, {{"error_rate", 0.4}, {"error_status", 409}}).ok());
   auto result = MakeOwnershipTransferAction(env_)->Run(json::object(), Ctx());
   ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
   for (const auto& t : eu_tables_) EXPECT_EQ(Marker(kUs, t).second, "2") << t;
 }
 
@@ -95,6 +96,7 @@ TEST_F(CatalogTransferTest, StateUnknownIsReloadedBeforeRetrying) {
   ASSERT_TRUE(lab_->PatchFaults(kUs, {{"error_rate", 0.3}, {"error_status", 502}}).ok());
   auto result = MakeOwnershipTransferAction(env_)->Run(json::object(), Ctx());
   ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
   for (const auto& t : eu_tables_) {
     EXPECT_EQ(Row(t).epoch, 2) << t;
     EXPECT_EQ(Marker(kUs, t).second, "2") << t;
