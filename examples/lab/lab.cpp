@@ -64,8 +64,9 @@ LabStatus Lab::Start() {
     if (!region->store) return status;
     region->api = std::make_unique<CatalogApi>(options_.warehouse, options_.base_location,
                                                region->store.get(), now_ms_);
-    region->server = std::make_unique<RegionServer>(option.name, option.host, option.port,
-                                                    region->api.get(), auth, now_ms_);
+    region->server =
+        std::make_unique<RegionServer>(option.name, option.host, option.port, region->api.get(),
+                                       auth, now_ms_, options_.server_threads);
     regions.push_back(region.get());
     regions_.push_back(std::move(region));
   }

@@ -52,6 +52,7 @@ struct LabOptions {
   std::string oauth_client_id;
   std::string oauth_client_secret;
   int seed_tables = 0;
+  int server_threads = 16;        // requests each region serves at once
   std::string warehouse = "lab";  // the catalog prefix
   std::string base_location = "s3://icewarden-lab/warehouse";
 };

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   app.add_option("--token", options.token, "static bearer token every /v1 route requires");
   app.add_option("--oauth-client", oauth_client, "ID:SECRET for POST /v1/oauth/tokens");
   app.add_option("--seed-tables", options.seed_tables, "extra tables to seed (scale tests)");
+  app.add_option("--server-threads", options.server_threads,
+                 "requests each region serves at once (default 16)");
   app.add_option("--warehouse", options.warehouse, "warehouse name, used as the catalog prefix");
   CLI11_PARSE(app, argc, argv);
 

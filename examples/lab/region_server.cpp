@@ -37,13 +37,14 @@ void WaitUntilListening(const httplib::Server& server) {
 }
 
 RegionServer::RegionServer(std::string name, std::string host, int port, CatalogApi* api,
-                           RegionAuth auth, NowMs now_ms)
+                           RegionAuth auth, NowMs now_ms, int threads)
     : name_(std::move(name)),
       host_(std::move(host)),
       port_(port),
       api_(api),
       auth_(std::move(auth)),
-      now_ms_(std::move(now_ms)) {}
+      now_ms_(std::move(now_ms)),
+      threads_(threads < 1 ? 1 : threads) {}
 
 RegionServer::~RegionServer() { Stop(); }
 
@@ -52,7 +53,7 @@ LabStatus RegionServer::Start() {
   if (running_) return LabStatus::Ok();
   auto server = std::make_unique<httplib::Server>();
   server->set_keep_alive_timeout(1);
-  server->new_task_queue = [] { return new httplib::ThreadPool(16); };
+  server->new_task_queue = [threads = threads_] { return new httplib::ThreadPool(threads); };
   Register(*server);
   if (port_ == 0) {
     int port = server->bind_to_any_port(host_);

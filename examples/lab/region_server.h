@@ -35,8 +35,9 @@ void WaitUntilListening(const httplib::Server& server);
 class RegionServer {
  public:
   // `port` 0 picks an ephemeral port on the first Start; restarts reuse it.
+  // `threads` requests are served at once (commit latency holds a thread while it waits).
   RegionServer(std::string name, std::string host, int port, CatalogApi* api, RegionAuth auth,
-               NowMs now_ms);
+               NowMs now_ms, int threads = 16);
   ~RegionServer();
 
   // Binds and serves; an error names the address when the port cannot be bound.
@@ -66,6 +67,7 @@ class RegionServer {
   CatalogApi* api_;
   const RegionAuth auth_;
   NowMs now_ms_;
+  const int threads_;
   TokenIssuer tokens_;
 
   std::mutex lifecycle_mutex_;

@@ -1,0 +1,329 @@
+#include "actions/ownership_transfer.h"
+
+#include <charconv>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "actions/catalog_session.h"
+#include "health/in_flight_limit.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+
+namespace {
+
+constexpr std::size_t kMaxReportedErrors = 10;
+constexpr int kMaxStoreAttempts = 4;
+
+std::optional<Epoch> MarkerEpoch(const TableSnapshotView& view) {
+  auto it = view.properties.find("icewarden.epoch");
+  if (it == view.properties.end()) return std::nullopt;
+  Epoch e = 0;
+  auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), e);
+  if (ec != std::errc() || ptr != it->second.data() + it->second.size()) return std::nullopt;
+  return e;
+}
+
+std::string MarkerOwner(const TableSnapshotView& view) {
+  auto it = view.properties.find("icewarden.owner");
+  return it == view.properties.end() ? "" : it->second;
+}
+
+// All state of one transfer; callbacks reach it through a shared_ptr so that the session may
+// drop them at any time.
+struct Transfer : std::enable_shared_from_this<Transfer> {
+  Transfer(const TransferSpec& s, TransferReport& r) : spec(s), report(r), limit(s.concurrency) {}
+
+  const TransferSpec& spec;
+  TransferReport& report;
+  InFlightLimit limit;
+  CatalogClient* client = nullptr;
+  CatalogSession* session = nullptr;
+  int outstanding = 0;  // marker jobs queued or in flight
+
+  void Fail(const TableIdent& table, std::string error) {
+    ++report.failed;
+    if (report.first_errors.size() < kMaxReportedErrors)
+      report.first_errors.push_back({table.ToString(), std::move(error)});
+  }
+
+  struct Marker {
+    TableIdent table;
+    Epoch epoch = 0;
+    int loads = 0;
+    int commits = 0;
+    int retries = 0;
+    int load_failures = 0;
+    bool after_unknown = false;  // the last commit's fate was unknown
+    std::string idempotency_key;
+    std::string last_error;
+  };
+
+  void EnqueueMarker(TableIdent table, Epoch epoch) {
+    ++outstanding;
+    auto m = std::make_shared<Marker>();
+    m->table = std::move(table);
+    m->epoch = epoch;
+    auto self = shared_from_this();
+    limit.Run([self, m](std::function<void()> release) { self->Load(m, std::move(release)); });
+  }
+
+  void Finish(const std::shared_ptr<Marker>&, const std::function<void()>& release) {
+    --outstanding;
+    release();
+  }
+
+  void Load(std::shared_ptr<Marker> m, std::function<void()> release) {
+    ++m->loads;
+    auto self = shared_from_this();
+    client->LoadTable(m->table, std::nullopt,
+                      [self, m, release = std::move(release)](Result<LoadTableOutcome> r) {
+                        self->OnLoaded(m, release, std::move(r));
+                      });
+  }
+
+  void Retry(const std::shared_ptr<Marker>& m, std::function<void()> release, std::string why) {
+    m->last_error = std::move(why);
+    if (m->load_failures >= kMaxMarkerAttempts || m->commits >= kMaxMarkerAttempts) {
+      Fail(m->table, "marker not written in " + spec.target + " after " +
+                         std::to_string(m->commits) + " commits and " +
+                         std::to_string(m->load_failures) + " failed loads: " + m->last_error);
+      Finish(m, release);
+      return;
+    }
+    // A short, growing pause before reloading: a catalog answering 409 or 5xx is busy.
+    auto pause = std::chrono::milliseconds(std::min(1000, 20 << std::min(m->retries++, 6)));
+    auto self = shared_from_this();
+    session->After(pause, [self, m, release = std::move(release)]() mutable {
+      self->Load(m, std::move(release));
+    });
+  }
+
+  void OnLoaded(const std::shared_ptr<Marker>& m, std::function<void()> release,
+                Result<LoadTableOutcome> r) {
+    if (!r.ok()) {
+      if (r.status().code() == StatusCode::kNotFound) {
+        Fail(m->table, "not in " + spec.target + "'s catalog");
+        Finish(m, release);
+        return;
+      }
+      ++m->load_failures;
+      Retry(m, std::move(release), "load: " + r.status().ToString());
+      return;
+    }
+    const TableSnapshotView& view = r->table;
+    auto have = MarkerEpoch(view);
+    if (have && (*have > m->epoch || (*have == m->epoch && MarkerOwner(view) == spec.target))) {
+      if (m->after_unknown) {
+        ++report.markers_verified_after_unknown;
+        ++report.markers_written;
+      } else if (m->commits == 0) {
+        ++report.markers_present;
+      } else {
+        ++report.markers_written;
+      }
+      Finish(m, release);
+      return;
+    }
+    if (have && *have == m->epoch) {
+      Fail(m->table, "catalog marker at epoch " + std::to_string(*have) + " names " +
+                         MarkerOwner(view) + ", not " + spec.target);
+      Finish(m, release);
+      return;
+    }
+    TableCommit commit;
+    commit.table = m->table;
+    commit.requirements.push_back(AssertTableUuid{view.table_uuid});
+    commit.updates.push_back(SetPropertiesUpdate{
+        {{"icewarden.owner", spec.target}, {"icewarden.epoch", std::to_string(m->epoch)}}});
+    // Same key only when re-sending a commit whose fate is unknown; after a definite
+    // failure the server remembers the 4xx under the old key.
+    commit.idempotency_key = m->after_unknown ? m->idempotency_key : "";
+    ++m->commits;
+    report.commits_sent = true;
+    auto self = shared_from_this();
+    client->CommitTable(std::move(commit),
+                        [self, m, release = std::move(release)](Result<CommitOutcome> c) {
+                          self->OnCommitted(m, release, std::move(c));
+                        });
+  }
+
+  void OnCommitted(const std::shared_ptr<Marker>& m, std::function<void()> release,
+                   Result<CommitOutcome> c) {
+    if (c.ok() && c->kind == CommitOutcome::Kind::kCommitted) {
+      ++report.markers_written;
+      Finish(m, release);
+      return;
+    }
+    if (c.ok()) {  // kStateUnknown: reload and look before any retry
+      m->after_unknown = true;
+      m->idempotency_key = c->idempotency_key;
+      Retry(m, std::move(release), "commit state unknown: " + c->detail);
+      return;
+    }
+    m->after_unknown = false;
+    if (c.status().code() == StatusCode::kConflict) ++report.conflicts_retried;
+    Retry(m, std::move(release), "commit: " + c.status().ToString());
+  }
+};
+
+AuditEvent BatchAudit(const TransferSpec& spec, const ActionContext& ctx, std::size_t n,
+                      int batch) {
+  AuditEvent e;
+  e.actor = spec.actor;
+  e.source = "internal";
+  e.action = "ownership.transfer";
+  e.target = spec.scope.text;
+  e.reason = (spec.why.empty() ? std::string("ownership.transfer") : spec.why) + ": failover " +
+             spec.failover_id + " moves " + std::to_string(n) + " tables of " + spec.scope.text +
+             " from " + spec.source + " to " + spec.target + " (batch " + std::to_string(batch) +
+             ")";
+  e.detail_json = nlohmann::json{
+      {"failover_id", spec.failover_id},
+      {"step_id", ctx.step_id},
+      {"batch", batch},
+      {"tables", n}}.dump();
+  return e;
+}
+
+}  // namespace
+
+std::string TransferReport::ToJson(const TransferSpec& spec) const {
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& e : first_errors) errors.push_back({{"table", e.table}, {"error", e.error}});
+  nlohmann::json j{{"scope", spec.scope.text},
+                   {"from", spec.source},
+                   {"to", spec.target},
+                   {"failover_id", spec.failover_id},
+                   {"moved", moved},
+                   {"already_moved", already_moved},
+                   {"markers_written", markers_written},
+                   {"markers_present", markers_present},
+                   {"markers_verified_after_unknown", markers_verified_after_unknown},
+                   {"conflicts_retried", conflicts_retried},
+                   {"failed", failed},
+                   {"batches", batches},
+                   {"expired", expired},
+                   {"first_errors", errors}};
+  if (store_error) j["store_error"] = store_error->ToString();
+  return j.dump();
+}
+
+TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
+                                 const ActionContext& ctx) {
+  TransferReport report;
+  if (env.store == nullptr) {
+    report.store_error = Status::FailedPrecondition("no state store is configured for actions");
+    return report;
+  }
+  StateStore& store = *env.store;
+  auto transfer = std::make_shared<Transfer>(spec, report);
+  CatalogSession session(env);  // after `transfer`: dropped callbacks never outlive it
+  transfer->session = &session;
+  if (spec.write_catalog_properties) {
+    auto client = session.Client(spec.target);
+    if (!client.ok()) {
+      report.store_error = client.status();
+      return report;
+    }
+    transfer->client = *client;
+  }
+  auto enqueue = [&](const Ownership& row) {
+    if (spec.write_catalog_properties) transfer->EnqueueMarker(row.table, row.epoch);
+  };
+
+  // Rows an earlier run of this failover moved: markers may still be missing.
+  ScopeOwnershipCursor done_rows(store, spec.scope, spec.target, spec.failover_id);
+  while (true) {
+    auto rows = done_rows.Next(spec.batch_size);
+    if (!rows.ok()) {
+      report.store_error = rows.status();
+      return report;
+    }
+    if (rows->empty()) break;
+    for (const auto& row : *rows) {
+      ++report.already_moved;
+      enqueue(row);
+    }
+  }
+
+  ScopeOwnershipCursor source_rows(store, spec.scope, spec.source, spec.only_failover_id);
+  auto move_batch = [&](std::vector<Ownership> rows) -> Status {
+    for (int attempt = 1; !rows.empty(); ++attempt) {
+      std::vector<OwnershipChange> changes;
+      for (const auto& row : rows)
+        changes.push_back({row.table, row.epoch, spec.target, spec.failover_id});
+      ++report.batches;
+      Status s = store.CompareAndSetOwnership(
+          changes, BatchAudit(spec, ctx, changes.size(), report.batches));
+      if (s.ok()) {
+        for (auto& row : rows) {
+          ++report.moved;
+          row.epoch += 1;
+          enqueue(row);
+        }
+        return Status::Ok();
+      }
+      if (s.code() != StatusCode::kConflict || attempt >= kMaxStoreAttempts) return s;
+      // Someone changed a row since it was listed: re-read each row and keep what is still ours.
+      std::vector<Ownership> still;
+      for (const auto& row : rows) {
+        auto now = store.GetOwnership(row.table);
+        if (!now.ok()) return now.status();
+        if (!now->has_value()) {
+          transfer->Fail(row.table, "no ownership row any more");
+        } else if ((*now)->owner == spec.source &&
+                   (!spec.only_failover_id || (*now)->failover_id == *spec.only_failover_id)) {
+          still.push_back(**now);
+        } else if ((*now)->owner == spec.target && (*now)->failover_id == spec.failover_id) {
+          ++report.already_moved;
+          enqueue(**now);
+        } else {
+          transfer->Fail(row.table, "now owned by " + (*now)->owner + " at epoch " +
+                                        std::to_string((*now)->epoch) + " (failover '" +
+                                        (*now)->failover_id + "')");
+        }
+      }
+      rows = std::move(still);
+    }
+    return Status::Ok();
+  };
+
+  auto want_batch = [&] {
+    return !source_rows.exhausted() &&
+           transfer->limit.waiting() < static_cast<std::size_t>(spec.concurrency);
+  };
+  while (true) {
+    if (ctx.expired()) {
+      report.expired = true;
+      break;
+    }
+    if (want_batch()) {
+      auto rows = source_rows.Next(spec.batch_size);
+      if (!rows.ok()) {
+        report.store_error = rows.status();
+        break;
+      }
+      if (rows->empty()) continue;  // exhausted now
+      if (Status s = move_batch(std::move(*rows)); !s.ok()) {
+        report.store_error = s;
+        break;
+      }
+      continue;
+    }
+    if (transfer->outstanding == 0) break;
+    session.RunUntil(ctx, [&] { return transfer->outstanding == 0 || want_batch(); });
+  }
+  if (report.store_error && !report.expired) {
+    // Let the markers of the batches already moved finish; they are part of the effect.
+    session.RunUntil(ctx, [&] { return transfer->outstanding == 0; });
+  }
+  if (transfer->outstanding > 0) {
+    report.expired = true;
+    report.failed += transfer->outstanding;
+    session.Abandon();
+  }
+  return report;
+}
+
+}  // namespace icewarden
