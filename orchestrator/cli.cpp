@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "orchestrator/cli_client.h"
+#include "orchestrator/cli_runbook.h"
 #include "orchestrator/serve.h"
 
 namespace icewarden {
@@ -118,6 +119,35 @@ int RunCli(int argc, char** argv) {
           {"caught_up", "behind", "diverged", "not_same_table", "unknown", "not_in_owner"}));
   lag->callback([&] {
     exit_code = ResolveToken(client, token_file) ? CmdLag(client, lag_filter) : kExitUsage;
+  });
+
+  auto* runbook = app.add_subcommand("runbook", "check and plan runbooks");
+  runbook->require_subcommand(1);
+  std::string runbook_file, plan_from, plan_to, plan_scope, plan_output = "table";
+  std::vector<std::string> plan_params;
+  auto* runbook_validate =
+      runbook->add_subcommand("validate", "check a runbook; errors as FILE:LINE:COL");
+  runbook_validate->add_option("file", runbook_file, "runbook file (YAML)")->required();
+  runbook_validate->callback([&] { exit_code = CmdRunbookValidate(runbook_file); });
+  auto* runbook_plan = runbook->add_subcommand(
+      "plan", "print exactly what would run, in order, with params resolved and secrets masked");
+  runbook_plan->add_option("file", runbook_file, "runbook file (YAML)")->required();
+  runbook_plan->add_option("--from", plan_from, "region losing ownership")->required();
+  runbook_plan->add_option("--to", plan_to, "region gaining ownership")->required();
+  runbook_plan->add_option("--scope", plan_scope, "namespace:PATTERN, tables:A,B or owner:REGION")
+      ->required();
+  runbook_plan->add_option("--param", plan_params, "runbook parameter NAME=VALUE (repeatable)");
+  runbook_plan->add_option("--output,-o", plan_output, "output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  runbook_plan->callback([&] {
+    auto params = ParseParamAssignments(plan_params);
+    if (!params.ok()) {
+      std::cerr << "icewarden: --param: " << params.status().message() << '\n';
+      exit_code = kExitUsage;
+      return;
+    }
+    exit_code = CmdRunbookPlan(runbook_file, plan_from, plan_to, plan_scope, *params, plan_output);
   });
 
   auto* audit = app.add_subcommand("audit", "the audit log: who did what, when, why");

@@ -1,0 +1,68 @@
+// `icewarden runbook validate|plan` with the real action kinds, as an operator runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_paths.h"
+
+namespace icewarden {
+namespace {
+
+using testing::IcewardenBinary;
+using testing::RunCommand;
+using testing::SourceDir;
+
+TEST(RunbookCli, EveryExampleRunbookValidatesAgainstTheRealActions) {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(SourceDir() + "/examples/runbooks")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++seen;
+    auto r = RunCommand({IcewardenBinary(), "runbook", "validate", entry.path().string()});
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;
+    EXPECT_NE(r.out.find(": ok ("), std::string::npos) << r.out;
+  }
+  EXPECT_GE(seen, 4);
+}
+
+TEST(RunbookCli, ABrokenRunbookGetsItsPositionAndExitTwo) {
+  auto r = RunCommand({IcewardenBinary(), "runbook", "validate",
+                       SourceDir() + "/tests/unit/runbooks/corpus/unknown_action_kind.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown_action_kind.yaml:5:13: unknown action kind 'dns.rfc2163'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ownership.transfer"), std::string::npos) << "lists the real kinds: " << r.err;
+}
+
+TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
+  const std::string file = SourceDir() + "/examples/runbooks/single-writer-failover.yaml";
+  std::map<std::string, std::string> env{{"FENCE_TOKEN", "fence-secret-123"},
+                                         {"DNS_TSIG_SECRET", "dHNpZy1zZWNyZXQtNDU2"}};
+  auto text = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1", "--to",
+                          "eu-central-1", "--scope", "owner:us-east-1"},
+                         env);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("eu-central-1"), std::string::npos);
+  EXPECT_EQ(text.out.find("fence-secret-123"), std::string::npos) << "secret leaked";
+  EXPECT_EQ(text.out.find("dHNpZy1zZWNyZXQtNDU2"), std::string::npos) << "secret leaked";
+  EXPECT_NE(text.out.find("***"), std::string::npos);
+
+  auto json = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1", "--to",
+                          "eu-central-1", "--scope", "owner:us-east-1", "--output", "json"},
+                         env);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.find("fence-secret-123"), std::string::npos);
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_FALSE(parsed.dump().empty());
+
+  auto missing = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1",
+                             "--to", "eu-central-1", "--scope", "owner:us-east-1"});
+  EXPECT_EQ(missing.exit_code, 2) << "unset secrets are an error, not an empty string";
+  EXPECT_NE(missing.err.find("FENCE_TOKEN"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace icewarden
