@@ -20,6 +20,9 @@ struct LdnsFree {
   void operator()(ldns_rdf* d) const { ldns_rdf_deep_free(d); }
   void operator()(ldns_rr* r) const { ldns_rr_free(r); }
   void operator()(ldns_rr_list* l) const { ldns_rr_list_deep_free(l); }
+  void operator()(ldns_buffer* b) const { ldns_buffer_free(b); }
+  void operator()(uint8_t* bytes) const { free(bytes); }   // NOLINT: malloc'd by ldns
+  void operator()(sockaddr_storage* a) const { free(a); }  // NOLINT: malloc'd by ldns
 };
 template <typename T>
 using Owned = std::unique_ptr<T, LdnsFree>;
@@ -402,15 +405,44 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
                 (e ? e : "unknown error");
     return out;
   }
-  ldns_pkt* raw = nullptr;
-  const ldns_status st = ldns_resolver_send_pkt(&raw, res.get(), pkt.get());
-  Owned<ldns_pkt> answer(raw);
-  if (!answer) {
+  // Sent by hand rather than with ldns_resolver_send_pkt, which drops an answer whose TSIG
+  // does not verify; but the answer to a badly signed request is unsigned by design
+  // (RFC 8945 5.3.2) and its RCODE is exactly what the caller needs to see.
+  const ldns_rdf* request_mac = ldns_rr_rdf(ldns_pkt_tsig(pkt.get()), 3);
+  Owned<ldns_buffer> wire(ldns_buffer_new(LDNS_MIN_BUFLEN));
+  if (!wire || ldns_pkt2buffer_wire(wire.get(), pkt.get()) != LDNS_STATUS_OK) {
+    out.error = "cannot encode the UPDATE message";
+    return out;
+  }
+  size_t to_len = 0;
+  Owned<sockaddr_storage> to(ldns_rdf2native_sockaddr_storage(
+      ldns_resolver_nameservers(res.get())[0], server.port, &to_len));
+  if (!to) {
+    out.error = "cannot address " + server.ToString();
+    return out;
+  }
+  uint8_t* raw_answer = nullptr;
+  size_t answer_size = 0;
+  const ldns_status st =
+      ldns_udp_send(&raw_answer, wire.get(), to.get(), static_cast<socklen_t>(to_len),
+                    ToTimeval(timeout), &answer_size);
+  Owned<uint8_t> answer_wire(raw_answer);
+  out.status = DnsUpdateOutcome::Status::kNoAnswer;
+  if (!answer_wire || answer_size == 0) {
     const char* e = ldns_get_errorstr_by_id(st);
-    out.status = DnsUpdateOutcome::Status::kNoAnswer;
     out.error = "no answer from " + server.ToString() + " within " +
                 std::to_string(timeout.count()) + "ms" +
                 (st != LDNS_STATUS_OK && e ? std::string(" (") + e + ")" : "");
+    return out;
+  }
+  ldns_pkt* raw = nullptr;
+  if (ldns_wire2pkt(&raw, answer_wire.get(), answer_size) != LDNS_STATUS_OK || !raw) {
+    out.error = "the answer from " + server.ToString() + " is not a DNS message";
+    return out;
+  }
+  Owned<ldns_pkt> answer(raw);
+  if (ldns_pkt_id(answer.get()) != ldns_pkt_id(pkt.get())) {
+    out.error = "the answer from " + server.ToString() + " is for another message";
     return out;
   }
   const ldns_pkt_rcode rcode = ldns_pkt_get_rcode(answer.get());
@@ -423,9 +455,10 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
     out.status = DnsUpdateOutcome::Status::kRejected;
     return out;
   }
-  if (st == LDNS_STATUS_CRYPTO_TSIG_BOGUS) {
+  if (!ldns_pkt_tsig(answer.get()) ||
+      !ldns_pkt_tsig_verify(answer.get(), answer_wire.get(), answer_size, key.name.c_str(),
+                            key.secret.c_str(), request_mac)) {
     // NOERROR, but not signed by the server we share the key with: do not believe it.
-    out.status = DnsUpdateOutcome::Status::kNoAnswer;
     out.error = "the answer's TSIG signature does not verify";
     return out;
   }
