@@ -19,6 +19,8 @@ packages=(
   bind9 bind9-dnsutils
   # the lab and tests use these to drive and inspect processes
   curl procps openssl
+  # Prometheus Alertmanager for the alert.alertmanager action's integration test
+  prometheus-alertmanager
 )
 
 missing=()

@@ -1,0 +1,392 @@
+// dns.rfc2136: changes records in a zone with one RFC 2136 UPDATE signed with TSIG, then
+// asks the server whether every record is as intended.
+//
+// Params: server (IP[:port]), zone, tsig_key_name, tsig_algorithm (hmac-sha256 |
+// hmac-sha512, default hmac-sha256), tsig_secret (base64), records: a list of
+// {name, type (CNAME|A|AAAA|TXT), value, ttl (default 60), op (add|replace|delete, default
+// replace)}. Names are relative to the zone unless they end with a dot or with the zone
+// ("@" is the apex); CNAME values are fully qualified. Records with the same name and type
+// form one RRset: replace sets it to exactly the values given (two replace entries give two
+// values), add adds values, delete without a value removes the RRset and with a value
+// removes that record.
+//
+// Before updating, Run reads the current RRsets and returns them in detail_json
+// ("previous"), so Compensate can put them back (replace with the old values, or delete
+// what did not exist). Idempotent: replace and delete are, and adding a record that is
+// already there is a no-op in DNS. If a re-run follows a crash after the update was
+// applied, its "previous" is already the new state, so compensating that re-run restores
+// nothing; the journaled detail of the first run is the one to use.
+//
+// Outcomes: REFUSED, NOTAUTH, BADSIG and other error RCODEs -> failed with the RCODE name
+// (the server changed nothing); no answer after sending -> unknown; the server accepted
+// but the records are not as intended -> unknown (some may have changed) or failed (none
+// did).
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "actions/dns_actions.h"
+#include "actions/dns_client.h"
+#include "actions/param_reader.h"
+
+namespace icewarden {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::vector<std::string> kParams = {"server",         "zone",        "tsig_key_name",
+                                          "tsig_algorithm", "tsig_secret", "records"};
+const std::vector<std::string> kRecordParams = {"name", "type", "value", "ttl", "op"};
+
+// Everything asked of one RRset, merged from the records that name it.
+struct RRsetChange {
+  std::string name;
+  DnsType type = DnsType::kA;
+  bool replace = false;       // the RRset becomes exactly `add`
+  bool delete_rrset = false;  // the RRset goes away
+  std::vector<std::string> add;
+  std::vector<std::string> remove;
+  uint32_t ttl = 60;
+  size_t first_record = 0;  // index in params.records, for messages
+};
+
+struct Rfc2136Spec {
+  DnsServer server;
+  std::string zone;  // fully qualified
+  TsigKey key;
+  std::vector<RRsetChange> rrsets;  // in the order first named
+};
+
+std::string Join(const std::vector<std::string>& values) {
+  std::string s;
+  for (const auto& v : values) s += (s.empty() ? "" : ", ") + v;
+  return s.empty() ? "nothing" : s;
+}
+
+// The record's owner, fully qualified: absolute when it ends with a dot or with the zone.
+std::optional<std::string> OwnerName(const std::string& name, const std::string& zone) {
+  if (name == "@") return zone;
+  const std::string bare = zone.substr(0, zone.size() - 1);
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool absolute =
+      (!lower.empty() && lower.back() == '.') || lower == bare ||
+      (lower.size() > bare.size() &&
+       lower.compare(lower.size() - bare.size() - 1, std::string::npos, "." + bare) == 0);
+  return FullyQualified(absolute ? lower : lower + "." + zone);
+}
+
+bool InZone(const std::string& fqdn, const std::string& zone) {
+  return fqdn == zone ||
+         (fqdn.size() > zone.size() &&
+          fqdn.compare(fqdn.size() - zone.size() - 1, std::string::npos, "." + zone) == 0);
+}
+
+void ReadRecord(const nlohmann::json& rec, const std::string& path, size_t index,
+                const std::string& zone, ParamReader& r, std::vector<RRsetChange>& rrsets) {
+  if (!r.RequireObject(rec, path)) return;
+  r.RejectUnknown(rec, path, kRecordParams);
+  const size_t before = r.errors().size();
+  std::string why;
+  std::optional<std::string> owner;
+  if (auto name = r.String(rec, path, "name", true); name && !zone.empty()) {
+    owner = OwnerName(*name, zone);
+    if (!owner)
+      r.Error(ParamPath(path, "name"), "not a valid DNS name: '" + *name + "'");
+    else if (!InZone(*owner, zone))
+      r.Error(ParamPath(path, "name"), *owner + " is outside zone " + zone);
+  }
+  auto type_name = r.OneOf(rec, path, "type", {"CNAME", "A", "AAAA", "TXT"}, true);
+  const std::string op =
+      r.OneOf(rec, path, "op", {"add", "replace", "delete"}, false).value_or("replace");
+  std::optional<std::string> value = r.String(rec, path, "value", op != "delete");
+  if (value && type_name) {
+    value = CanonicalDnsValue(*ParseDnsType(*type_name), *value, &why);
+    if (!value) r.Error(ParamPath(path, "value"), why);
+  }
+  uint32_t ttl = 60;
+  if (auto t = r.Integer(rec, path, "ttl", false)) {
+    if (*t < 0 || *t > 2147483647)
+      r.Error(ParamPath(path, "ttl"), "must be from 0 to 2147483647 seconds");
+    else
+      ttl = static_cast<uint32_t>(*t);
+    if (op == "delete") r.Error(ParamPath(path, "ttl"), "not used with op: delete");
+  }
+  if (r.errors().size() != before || !owner || !type_name) return;
+
+  const DnsType type = *ParseDnsType(*type_name);
+  RRsetChange* set = nullptr;
+  for (auto& s : rrsets)
+    if (s.name == *owner && s.type == type) set = &s;
+  if (!set) {
+    rrsets.push_back(RRsetChange{*owner, type, false, false, {}, {}, ttl, index});
+    set = &rrsets.back();
+  }
+  const std::string other = "records[" + std::to_string(set->first_record) + "]";
+  const bool first = set->first_record == index;
+  const bool adds = op != "delete";
+  if (!first && (set->delete_rrset || (op == "delete" && !value) ||
+                 (op == "delete" && set->replace) || (op == "replace" && !set->remove.empty()))) {
+    r.Error(path, "conflicts with " + other + ", which changes the same RRset (" + *owner + " " +
+                      *type_name + ") differently");
+    return;
+  }
+  if (adds && !first && !set->add.empty() && ttl != set->ttl) {
+    r.Error(ParamPath(path, "ttl"), "differs from the ttl of " + other + ": one RRset has one ttl");
+    return;
+  }
+  if (adds) {
+    set->ttl = ttl;
+    set->replace = set->replace || op == "replace";
+    if (std::find(set->add.begin(), set->add.end(), *value) == set->add.end())
+      set->add.push_back(*value);
+  } else if (value) {
+    if (std::find(set->add.begin(), set->add.end(), *value) != set->add.end()) {
+      r.Error(path, "deletes the value that " + other + " adds");
+      return;
+    }
+    set->remove.push_back(*value);
+  } else {
+    set->delete_rrset = true;
+  }
+  if (type == DnsType::kCNAME && set->add.size() > 1)
+    r.Error(ParamPath(path, "value"),
+            "a CNAME RRset holds one name; " + other + " already sets " + set->add.front());
+  std::sort(set->add.begin(), set->add.end());
+}
+
+std::optional<Rfc2136Spec> Parse(const nlohmann::json& params, std::vector<ParamError>& errors) {
+  ParamReader r(&errors);
+  if (!r.RequireObject(params, "")) return std::nullopt;
+  r.RejectUnknown(params, "", kParams);
+  Rfc2136Spec s;
+  std::string why;
+  if (auto server = r.String(params, "", "server", true)) {
+    if (auto parsed = ParseDnsServer(*server, &why))
+      s.server = *parsed;
+    else
+      r.Error("server", why);
+  }
+  if (auto zone = r.String(params, "", "zone", true)) {
+    if (auto fq = FullyQualified(*zone))
+      s.zone = *fq;
+    else
+      r.Error("zone", "not a valid DNS name: '" + *zone + "'");
+  }
+  if (auto name = r.String(params, "", "tsig_key_name", true)) {
+    if (!FullyQualified(*name))
+      r.Error("tsig_key_name", "not a valid key name: '" + *name + "'");
+    else
+      s.key.name = *name;
+  }
+  s.key.algorithm = r.OneOf(params, "", "tsig_algorithm", {"hmac-sha256", "hmac-sha512"}, false)
+                        .value_or("hmac-sha256");
+  if (auto secret = r.String(params, "", "tsig_secret", true)) {
+    if (!IsBase64(*secret))
+      r.Error("tsig_secret", "expected the key's secret in base64");  // never echo it
+    else
+      s.key.secret = *secret;
+  }
+  if (const nlohmann::json* records = r.Member(params, "", "records", true)) {
+    if (!records->is_array() || records->empty()) {
+      r.Error("records", "expected a non-empty list of records, got " + DescribeJsonType(*records));
+    } else {
+      for (size_t i = 0; i < records->size(); ++i)
+        ReadRecord((*records)[i], ParamPath("records", i), i, s.zone, r, s.rrsets);
+    }
+  }
+  if (!r.ok()) return std::nullopt;
+  return s;
+}
+
+std::vector<DnsChange> Changes(const std::vector<RRsetChange>& rrsets) {
+  std::vector<DnsChange> out;
+  for (const auto& s : rrsets) {
+    if (s.delete_rrset || s.replace)
+      out.push_back({DnsChange::Op::kDeleteRRset, s.name, s.type, 0, ""});
+    if (s.delete_rrset) continue;
+    for (const auto& v : s.add) out.push_back({DnsChange::Op::kAdd, s.name, s.type, s.ttl, v});
+    for (const auto& v : s.remove)
+      out.push_back({DnsChange::Op::kDeleteValue, s.name, s.type, 0, v});
+  }
+  return out;
+}
+
+// What is wrong with `now` given what was asked; "" when it is as intended.
+std::string Mismatch(const RRsetChange& want, const std::vector<std::string>& now) {
+  const std::string what = want.name + " " + DnsTypeName(want.type);
+  if (want.delete_rrset) return now.empty() ? "" : what + " still has " + Join(now);
+  if (want.replace)
+    return now == want.add ? "" : what + " is " + Join(now) + ", expected " + Join(want.add);
+  for (const auto& v : want.add)
+    if (std::find(now.begin(), now.end(), v) == now.end())
+      return what + " is " + Join(now) + ", missing " + v;
+  for (const auto& v : want.remove)
+    if (std::find(now.begin(), now.end(), v) != now.end()) return what + " still has " + v;
+  return "";
+}
+
+std::string Describe(const RRsetChange& s) {
+  const std::string what = s.name + " " + DnsTypeName(s.type);
+  if (s.delete_rrset) return "delete " + what;
+  std::string line;
+  if (!s.add.empty())
+    line = (s.replace ? "replace " : "add ") + what + " " + Join(s.add) + " ttl " +
+           std::to_string(s.ttl);
+  if (!s.remove.empty())
+    line += std::string(line.empty() ? "" : ", ") + "remove " + what + " " + Join(s.remove);
+  return line;
+}
+
+nlohmann::json RRsetJson(const RRset& r) {
+  return {{"name", r.name}, {"type", DnsTypeName(r.type)}, {"ttl", r.ttl}, {"values", r.values}};
+}
+
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::chrono::milliseconds Left(const ActionContext& ctx, std::chrono::milliseconds cap) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      ctx.deadline - std::chrono::steady_clock::now());
+  return std::clamp<std::chrono::milliseconds>(left, 1ms, cap);
+}
+
+// Sends `changes` and checks the result against `wanted`; `detail` is completed and
+// returned inside the result.
+ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>& changes,
+                             const std::vector<RRsetChange>& wanted,
+                             const std::vector<RRset>& before, nlohmann::json detail,
+                             const std::string& what, const ActionContext& ctx) {
+  const std::string where = "zone " + s.zone + " at " + s.server.ToString();
+  if (ctx.expired())
+    return ActionResult::Failed(what + " not sent: the step was cancelled or timed out",
+                                Dump(detail));
+  DnsUpdateOutcome sent = SendDnsUpdate(s.server, s.zone, s.key, changes, Left(ctx, 10s));
+  switch (sent.status) {
+    case DnsUpdateOutcome::Status::kNotSent:
+      return ActionResult::Failed(what + " of " + where + " not sent: " + sent.error, Dump(detail));
+    case DnsUpdateOutcome::Status::kNoAnswer:
+      return ActionResult::Unknown(what + " of " + where + " sent, but " + sent.error,
+                                   Dump(detail));
+    case DnsUpdateOutcome::Status::kRejected:
+      detail["rcode"] = sent.rcode;
+      return ActionResult::Failed(what + " of " + where + " refused: " + sent.rcode + " (key " +
+                                      s.key.name + ", " + s.key.algorithm + ")",
+                                  Dump(detail));
+    case DnsUpdateOutcome::Status::kApplied:
+      break;
+  }
+  detail["rcode"] = sent.rcode;
+  std::vector<std::string> problems;
+  bool changed_any = false;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    DnsLookup now = QueryRRset(s.server, wanted[i].name, wanted[i].type, Left(ctx, 5s));
+    if (!now.ok)
+      return ActionResult::Unknown(
+          what + " of " + where + " accepted, but checking it failed: " + now.error, Dump(detail));
+    if (i < before.size() && now.rrset.values != before[i].values) changed_any = true;
+    if (std::string m = Mismatch(wanted[i], now.rrset.values); !m.empty()) problems.push_back(m);
+  }
+  if (problems.empty()) {
+    std::string done;
+    for (const auto& w : wanted) done += (done.empty() ? "" : "; ") + Describe(w);
+    return ActionResult::Succeeded(what + " of " + where + " applied: " + done, Dump(detail));
+  }
+  std::string reason = what + " of " + where + " accepted, but " + problems.front();
+  if (problems.size() > 1) reason += " (and " + std::to_string(problems.size() - 1) + " more)";
+  if (changed_any) return ActionResult::Unknown(reason, Dump(detail));
+  return ActionResult::Failed(reason + "; nothing changed", Dump(detail));
+}
+
+class DnsRfc2136Action final : public Action {
+ public:
+  std::string_view kind() const override { return "dns.rfc2136"; }
+  bool idempotent() const override { return true; }
+  bool has_compensation() const override { return true; }
+
+  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
+    std::vector<ParamError> errors;
+    Parse(params, errors);
+    return errors;
+  }
+
+  std::string Plan(const nlohmann::json& params) const override {
+    std::vector<ParamError> errors;
+    auto s = Parse(params, errors);
+    if (!s) return "dns.rfc2136: " + FirstParamError(errors);
+    std::string changes;
+    for (const auto& r : s->rrsets) changes += (changes.empty() ? "" : "; ") + Describe(r);
+    return "RFC 2136 UPDATE of zone " + s->zone + " at " + s->server.ToString() +
+           " signed with TSIG key " + s->key.name + " (" + s->key.algorithm + "): " + changes +
+           "; then query to verify";
+  }
+
+  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
+    std::vector<ParamError> errors;
+    auto s = Parse(params, errors);
+    if (!s) return ActionResult::Failed(FirstParamError(errors));
+    if (ctx.expired()) return ActionResult::Failed("dns.rfc2136 did not start: step expired");
+    // The RRsets as they are, for Compensate. Unsigned queries: reading needs no key.
+    std::vector<RRset> before;
+    nlohmann::json previous = nlohmann::json::array();
+    for (const auto& r : s->rrsets) {
+      DnsLookup got = QueryRRset(s->server, r.name, r.type, Left(ctx, 5s));
+      if (!got.ok)
+        return ActionResult::Failed("could not read the current records before updating: " +
+                                    got.error);
+      previous.push_back(RRsetJson(got.rrset));
+      before.push_back(got.rrset);
+    }
+    nlohmann::json detail = {
+        {"server", s->server.ToString()}, {"zone", s->zone}, {"previous", previous}};
+    return UpdateAndVerify(*s, Changes(s->rrsets), s->rrsets, before, std::move(detail), "UPDATE",
+                           ctx);
+  }
+
+  ActionResult Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,
+                          const ActionContext& ctx) override {
+    std::vector<ParamError> errors;
+    auto s = Parse(params, errors);
+    if (!s) return ActionResult::Failed(FirstParamError(errors));
+    const auto it = run_detail.find("previous");
+    if (it == run_detail.end() || !it->is_array())
+      return ActionResult::Failed("cannot restore: the run's detail has no previous records");
+    std::vector<RRsetChange> restore;
+    std::vector<RRset> before;
+    for (const auto& p : *it) {
+      RRsetChange r;
+      std::string why;
+      auto type = p.contains("type") && p["type"].is_string()
+                      ? ParseDnsType(p["type"].get<std::string>())
+                      : std::nullopt;
+      if (!type || !p.contains("name") || !p["name"].is_string() || !p.contains("values") ||
+          !p["values"].is_array())
+        return ActionResult::Failed("cannot restore: malformed previous record " + p.dump());
+      r.name = p["name"].get<std::string>();
+      r.type = *type;
+      r.ttl = p.value("ttl", 60u);
+      for (const auto& v : p["values"]) {
+        if (v.is_string()) r.add.push_back(v.get<std::string>());
+      }
+      std::sort(r.add.begin(), r.add.end());
+      // Put back exactly what was there; an RRset that did not exist is deleted.
+      r.replace = !r.add.empty();
+      r.delete_rrset = r.add.empty();
+      r.first_record = restore.size();
+      if (!InZone(r.name, s->zone))
+        return ActionResult::Failed("cannot restore " + r.name + ": outside zone " + s->zone);
+      restore.push_back(r);
+    }
+    if (restore.empty()) return ActionResult::Succeeded("nothing to restore");
+    nlohmann::json detail = {
+        {"server", s->server.ToString()}, {"zone", s->zone}, {"restored", *it}};
+    return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
+                           "restoring UPDATE", ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeDnsRfc2136Action() { return std::make_unique<DnsRfc2136Action>(); }
+
+}  // namespace icewarden

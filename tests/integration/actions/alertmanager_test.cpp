@@ -1,0 +1,154 @@
+// alert.alertmanager against a real Prometheus Alertmanager started by the test (no
+// clustering, a null receiver): the alert arrives with our labels and annotations, and
+// sending it twice still leaves one alert.
+#include <httplib.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "actions/action_kinds.h"
+#include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_paths.h"
+#include "tests/integration/actions/loopback_ports.h"
+#include "tests/unit/actions/action_test_support.h"
+
+namespace icewarden::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+using Outcome = ActionResult::Outcome;
+
+constexpr const char* kAlertmanagerBinary = "/usr/bin/prometheus-alertmanager";
+
+class AlertmanagerServer {
+ public:
+  AlertmanagerServer() {
+    dir_ = MakeTempDir("icewarden-alertmanager");
+    port_ = FreeTcpPort();
+    std::ofstream(dir_ + "/alertmanager.yml") << "route:\n"
+                                                 "  receiver: \"null\"\n"
+                                                 "receivers:\n"
+                                                 "  - name: \"null\"\n";
+    process_.emplace(
+        std::vector<std::string>{kAlertmanagerBinary, "--config.file=" + dir_ + "/alertmanager.yml",
+                                 "--storage.path=" + dir_ + "/data",
+                                 "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                                 // Empty: no gossip port, no clustering.
+                                 "--cluster.listen-address="});
+  }
+  ~AlertmanagerServer() {
+    if (process_) {
+      process_->Signal(SIGTERM);
+      if (!process_->Wait(5s)) process_->Signal(SIGKILL);
+    }
+  }
+
+  bool WaitUntilReady(std::chrono::milliseconds limit) {
+    const auto stop = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < stop) {
+      httplib::Client c("127.0.0.1", port_);
+      c.set_connection_timeout(1s);
+      auto res = c.Get("/-/ready");
+      if (res && res->status == 200) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+
+  // GET /api/v2/alerts, parsed.
+  json Alerts() const {
+    httplib::Client c("127.0.0.1", port_);
+    auto res = c.Get("/api/v2/alerts");
+    if (!res || res->status != 200) return json::array();
+    return json::parse(res->body);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string dir_;
+  uint16_t port_ = 0;
+  std::optional<Subprocess> process_;
+};
+
+class AlertmanagerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (access(kAlertmanagerBinary, X_OK) != 0) return;
+    server_ = new AlertmanagerServer();
+    ready_ = server_->WaitUntilReady(30s);
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (!server_)
+      GTEST_SKIP() << kAlertmanagerBinary
+                   << " is not installed (scripts/setup.sh installs prometheus-alertmanager)";
+    ASSERT_TRUE(ready_) << "alertmanager did not become ready at " << server_->url();
+    ASSERT_TRUE(registerAlertActions(registry_, TestActionEnv(SystemClock())).ok());
+    action_ = registry_.FindMutable("alert.alertmanager");
+  }
+
+  // The alerts whose labels include every label in `labels`.
+  static std::vector<json> Matching(const json& labels) {
+    std::vector<json> out;
+    for (const auto& a : server_->Alerts()) {
+      bool all = true;
+      for (auto it = labels.begin(); it != labels.end(); ++it)
+        all = all && a["labels"].value(it.key(), "") == it.value();
+      if (all) out.push_back(a);
+    }
+    return out;
+  }
+
+  static AlertmanagerServer* server_;
+  static bool ready_;
+  ActionRegistry registry_;
+  Action* action_ = nullptr;
+};
+AlertmanagerServer* AlertmanagerTest::server_ = nullptr;
+bool AlertmanagerTest::ready_ = false;
+
+TEST_F(AlertmanagerTest, AlertArrivesWithOurLabelsAndAnnotations) {
+  const json params = {{"url", server_->url()},
+                       {"labels", {{"team", "data"}, {"case", "arrives"}}},
+                       {"annotations", {{"summary", "failing over db.* to us-west"}}}};
+  ASSERT_TRUE(action_->Validate(params).empty());
+  auto r = action_->Run(params, TestContext(10s));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+
+  auto found = Matching({{"case", "arrives"}});
+  ASSERT_EQ(found.size(), 1u) << server_->Alerts().dump();
+  EXPECT_EQ(found[0]["labels"], json({{"alertname", "IcewardenFailover"},
+                                      {"team", "data"},
+                                      {"case", "arrives"},
+                                      {"failover_id", "fo-42"}}));
+  EXPECT_EQ(found[0]["annotations"], json({{"summary", "failing over db.* to us-west"}}));
+}
+
+TEST_F(AlertmanagerTest, SendingTwiceLeavesOneAlert) {
+  const json params = {{"url", server_->url() + "/"},
+                       {"labels", {{"alertname", "IcewardenTwice"}, {"case", "twice"}}},
+                       {"ends_in", "1h"}};
+  auto first = action_->Run(params, TestContext(10s));
+  ASSERT_TRUE(first.ok()) << first.reason;
+  auto second = action_->Run(params, TestContext(10s));
+  ASSERT_TRUE(second.ok()) << second.reason;
+  auto found = Matching({{"alertname", "IcewardenTwice"}, {"case", "twice"}});
+  ASSERT_EQ(found.size(), 1u) << server_->Alerts().dump();
+  // ends_in set endsAt about an hour after startsAt.
+  EXPECT_NE(found[0].value("endsAt", ""), found[0].value("startsAt", ""));
+}
+
+}  // namespace
+}  // namespace icewarden::testing

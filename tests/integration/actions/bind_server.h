@@ -1,0 +1,104 @@
+// BindServer: BIND 9 (`named`) on 127.0.0.1:<free port>, serving the primary zone lab.test
+// from a temporary folder, open to RFC 2136 updates signed with either of two TSIG keys
+// (hmac-sha256 and hmac-sha512). Started and stopped by the test that owns it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_paths.h"
+#include "tests/integration/actions/loopback_ports.h"
+
+namespace icewarden::testing {
+
+inline constexpr const char* kNamedBinary = "/usr/sbin/named";
+inline constexpr const char* kDigBinary = "/usr/bin/dig";
+
+struct BindKey {
+  std::string name, algorithm, secret;
+};
+inline const BindKey kKey256{"icewarden-256", "hmac-sha256",
+                             "aWNld2FyZGVuLXRlc3Qta2V5LTAxMjM0NTY3ODlhYmM="};
+inline const BindKey kKey512{
+    "icewarden-512", "hmac-sha512",
+    "aWNld2FyZGVuLXRlc3Qta2V5LTUxMi0wMTIzNDU2Nzg5YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXowMTIzNA=="};
+
+class BindServer {
+ public:
+  // `zone_records` are appended to the zone file after the SOA and NS records.
+  explicit BindServer(const std::string& zone_records) {
+    using namespace std::chrono_literals;
+    dir_ = MakeTempDir("icewarden-bind");
+    port_ = FreeTcpUdpPort();
+    std::ofstream(dir_ + "/lab.test.zone")
+        << "$TTL 60\n"
+        << "@  IN SOA ns.lab.test. admin.lab.test. 1 60 60 600 60\n"
+        << "@  IN NS  ns.lab.test.\n"
+        << "ns IN A   127.0.0.1\n"
+        << zone_records;
+    std::ofstream conf(dir_ + "/named.conf");
+    for (const BindKey* k : {&kKey256, &kKey512})
+      conf << "key \"" << k->name << "\" { algorithm " << k->algorithm << "; secret \"" << k->secret
+           << "\"; };\n";
+    conf << "options {\n"
+         << "  directory \"" << dir_ << "\";\n"
+         << "  pid-file \"" << dir_ << "/named.pid\";\n"
+         << "  session-keyfile \"" << dir_ << "/session.key\";\n"
+         << "  managed-keys-directory \"" << dir_ << "\";\n"
+         << "  listen-on port " << port_ << " { 127.0.0.1; };\n"
+         << "  listen-on-v6 { none; };\n"
+         << "  recursion no;\n"
+         << "  allow-query { any; };\n"
+         << "  dnssec-validation no;\n"
+         << "};\n"
+         << "controls { };\n"
+         << "zone \"lab.test\" {\n"
+         << "  type primary;\n"
+         << "  file \"" << dir_ << "/lab.test.zone\";\n"
+         << "  journal \"" << dir_ << "/lab.test.zone.jnl\";\n"
+         << "  allow-update { key \"" << kKey256.name << "\"; key \"" << kKey512.name << "\"; };\n"
+         << "};\n";
+    conf.close();
+    process_.emplace(
+        std::vector<std::string>{kNamedBinary, "-g", "-n", "1", "-c", dir_ + "/named.conf"});
+  }
+
+  ~BindServer() {
+    using namespace std::chrono_literals;
+    if (process_) {
+      process_->Signal(SIGTERM);
+      if (!process_->Wait(5s)) process_->Signal(SIGKILL);
+    }
+  }
+
+  // Polls with dig until the zone's SOA answers.
+  bool WaitUntilServing(std::chrono::milliseconds limit) {
+    using namespace std::chrono_literals;
+    const auto stop = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < stop) {
+      auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), "lab.test", "SOA",
+                           "+short", "+time=1", "+tries=1"},
+                          {}, 3s);
+      if (r.exit_code == 0 && r.out.find("ns.lab.test.") != std::string::npos) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+
+  uint16_t port() const { return port_; }
+  std::string server() const { return "127.0.0.1:" + std::to_string(port_); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  uint16_t port_ = 0;
+  std::optional<Subprocess> process_;
+};
+
+}  // namespace icewarden::testing

@@ -1,0 +1,236 @@
+// dns.rfc2136 and verify.dns against a real BIND 9 started by the test: TSIG-signed
+// updates with both algorithms, deletes, refusals, compensation, and answers read back
+// with ldns (actions/dns_client.h), not through the action under test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "actions/action_kinds.h"
+#include "actions/dns_client.h"
+#include "tests/integration/actions/bind_server.h"
+#include "tests/unit/actions/action_test_support.h"
+
+namespace icewarden::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using json = nlohmann::json;
+using Outcome = ActionResult::Outcome;
+
+// Each test works on its own names, so one server serves the whole suite.
+constexpr const char* kZoneRecords = R"(catalog-a IN A 10.0.0.7
+catalog-b IN A 10.0.0.8
+svc1      IN CNAME catalog-a.lab.test.
+svc2      IN CNAME catalog-a.lab.test.
+svc3      IN CNAME catalog-a.lab.test.
+svc4      IN CNAME catalog-a.lab.test.
+svc5      IN CNAME catalog-a.lab.test.
+gone      IN A 10.0.0.9
+gone      IN A 10.0.0.10
+multi     IN A 10.2.0.1
+multi     IN A 10.2.0.2
+)";
+
+class DnsRfc2136Test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (access(kNamedBinary, X_OK) != 0) return;
+    bind_ = new BindServer(kZoneRecords);
+    serving_ = bind_->WaitUntilServing(20s);
+  }
+  static void TearDownTestSuite() {
+    delete bind_;
+    bind_ = nullptr;
+  }
+  void SetUp() override {
+    if (!bind_)
+      GTEST_SKIP() << kNamedBinary << " is not installed (scripts/setup.sh installs bind9)";
+    ASSERT_TRUE(serving_) << "named did not answer on " << bind_->server();
+    ActionRegistry* r = &registry_;
+    ASSERT_TRUE(registerDnsActions(*r, TestActionEnv()).ok());
+    update_ = registry_.FindMutable("dns.rfc2136");
+    verify_ = registry_.FindMutable("verify.dns");
+  }
+
+  static json Update(const json& records, const BindKey& key = kKey256) {
+    return {{"server", bind_->server()}, {"zone", "lab.test"},
+            {"tsig_key_name", key.name}, {"tsig_algorithm", key.algorithm},
+            {"tsig_secret", key.secret}, {"records", records}};
+  }
+
+  ActionResult Run(Action* a, const json& params) {
+    EXPECT_TRUE(a->Validate(params).empty()) << params.dump();
+    return a->Run(params, TestContext(10s));
+  }
+
+  // What the server answers, read with ldns.
+  static std::vector<std::string> Values(const std::string& name, DnsType type) {
+    DnsLookup got = QueryRRset(*ParseDnsServer(bind_->server(), nullptr), name, type, 2s);
+    EXPECT_TRUE(got.ok) << got.error;
+    return got.rrset.values;
+  }
+
+  static BindServer* bind_;
+  static bool serving_;
+  ActionRegistry registry_;
+  Action* update_ = nullptr;
+  Action* verify_ = nullptr;
+};
+BindServer* DnsRfc2136Test::bind_ = nullptr;
+bool DnsRfc2136Test::serving_ = false;
+
+TEST_F(DnsRfc2136Test, ReplacesACnameAndRecordsThePreviousOne) {
+  auto r =
+      Run(update_, Update(json::array(
+                       {{{"name", "svc1"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test"}}})));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_EQ(r.reason, "UPDATE of zone lab.test. at " + bind_->server() +
+                          " applied: replace svc1.lab.test. CNAME catalog-b.lab.test. ttl 60");
+  EXPECT_THAT(Values("svc1.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+  json detail = json::parse(r.detail_json);
+  EXPECT_EQ(detail["previous"], json::array({{{"name", "svc1.lab.test."},
+                                              {"type", "CNAME"},
+                                              {"ttl", 60},
+                                              {"values", {"catalog-a.lab.test."}}}}));
+  EXPECT_THAT(r.reason + r.detail_json, Not(HasSubstr(kKey256.secret)));
+}
+
+TEST_F(DnsRfc2136Test, AddsAAaaaAndTxtRecords) {
+  auto r = Run(
+      update_,
+      Update(json::array({
+          {{"name", "new1"}, {"type", "A"}, {"value", "10.1.0.1"}, {"op", "add"}},
+          {{"name", "new1"}, {"type", "A"}, {"value", "10.1.0.2"}, {"op", "add"}},
+          {{"name", "new1.lab.test."},
+           {"type", "AAAA"},
+           {"value", "2001:DB8::1"},
+           {"op", "add"},
+           {"ttl", 120}},
+          {{"name", "new1"}, {"type", "TXT"}, {"value", "owner=us-west \"quoted\""}, {"op", "add"}},
+      })));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("new1.lab.test.", DnsType::kA), ElementsAre("10.1.0.1", "10.1.0.2"));
+  EXPECT_THAT(Values("new1.lab.test.", DnsType::kAAAA), ElementsAre("2001:db8::1"));
+  EXPECT_THAT(Values("new1.lab.test.", DnsType::kTXT), ElementsAre("owner=us-west \"quoted\""));
+  // Adding what is already there changes nothing and still succeeds.
+  r = Run(update_, Update(json::array(
+                       {{{"name", "new1"}, {"type", "A"}, {"value", "10.1.0.1"}, {"op", "add"}}})));
+  EXPECT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("new1.lab.test.", DnsType::kA), ElementsAre("10.1.0.1", "10.1.0.2"));
+}
+
+TEST_F(DnsRfc2136Test, DeletesAnRRsetAndOneRecordOfAnother) {
+  auto r =
+      Run(update_, Update(json::array({
+                       {{"name", "gone"}, {"type", "A"}, {"op", "delete"}},
+                       {{"name", "multi"}, {"type", "A"}, {"value", "10.2.0.1"}, {"op", "delete"}},
+                   })));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("gone.lab.test.", DnsType::kA), IsEmpty());
+  EXPECT_THAT(Values("multi.lab.test.", DnsType::kA), ElementsAre("10.2.0.2"));
+  // Deleting again is a no-op: the step is idempotent.
+  r = Run(update_, Update(json::array({{{"name", "gone"}, {"type", "A"}, {"op", "delete"}}})));
+  EXPECT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+}
+
+TEST_F(DnsRfc2136Test, SignsWithHmacSha512) {
+  auto r = Run(
+      update_,
+      Update(json::array({{{"name", "svc2"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}}}),
+             kKey512));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("svc2.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, WrongSecretIsRefusedWithBadsigAndChangesNothing) {
+  BindKey wrong = kKey256;
+  wrong.secret = "d3Jvbmcta2V5LW1hdGVyaWFsLTAxMjM0NTY3ODlhYmM=";
+  auto r = Run(
+      update_,
+      Update(json::array({{{"name", "svc3"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}}}),
+             wrong));
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.reason, "UPDATE of zone lab.test. at " + bind_->server() +
+                          " refused: NOTAUTH (TSIG BADSIG) (key icewarden-256, hmac-sha256)");
+  EXPECT_THAT(r.reason + r.detail_json, Not(HasSubstr(wrong.secret)));
+  EXPECT_THAT(Values("svc3.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, UnknownKeyIsRefusedWithBadkey) {
+  BindKey unknown = kKey256;
+  unknown.name = "nobody";
+  auto r = Run(
+      update_,
+      Update(json::array({{{"name", "svc3"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}}}),
+             unknown));
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("refused: NOTAUTH (TSIG BADKEY)"));
+  EXPECT_THAT(Values("svc3.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, CompensateRestoresThePreviousCnameAndRemovesWhatWasAdded) {
+  const json params = Update(json::array({
+      {{"name", "svc4"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}},
+      {{"name", "added4"}, {"type", "TXT"}, {"value", "temporary"}, {"op", "add"}},
+  }));
+  auto r = Run(update_, params);
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  ASSERT_THAT(Values("svc4.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+  ASSERT_THAT(Values("added4.lab.test.", DnsType::kTXT), ElementsAre("temporary"));
+
+  auto undo = update_->Compensate(params, json::parse(r.detail_json), TestContext(10s));
+  ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
+  EXPECT_EQ(undo.reason, "restoring UPDATE of zone lab.test. at " + bind_->server() +
+                             " applied: replace svc4.lab.test. CNAME catalog-a.lab.test. ttl 60; "
+                             "delete added4.lab.test. TXT");
+  EXPECT_THAT(Values("svc4.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+  EXPECT_THAT(Values("added4.lab.test.", DnsType::kTXT), IsEmpty());
+}
+
+TEST_F(DnsRfc2136Test, DeadServerFailsBeforeAnythingIsSent) {
+  json params =
+      Update(json::array({{{"name", "svc5"}, {"type", "CNAME"}, {"value", "x.lab.test."}}}));
+  params["server"] = "127.0.0.1:" + std::to_string(FreeTcpUdpPort());
+  const auto started = std::chrono::steady_clock::now();
+  auto r = update_->Run(params, TestContext(800ms));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.reason, HasSubstr("could not read the current records before updating"));
+}
+
+TEST_F(DnsRfc2136Test, VerifyDnsPassesWhenTheAnswerMatches) {
+  auto r = Run(verify_, {{"server", bind_->server()},
+                         {"name", "svc5.lab.test"},
+                         {"type", "CNAME"},
+                         {"expect", "Catalog-A.lab.test"}});
+  EXPECT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_EQ(r.reason, "svc5.lab.test. CNAME is catalog-a.lab.test.");
+  r = Run(verify_, {{"server", bind_->server()},
+                    {"name", "svc5.lab.test"},
+                    {"type", "A"},
+                    {"expect", json::array({"10.0.0.7"})}});
+  EXPECT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+}
+
+TEST_F(DnsRfc2136Test, VerifyDnsFailsOnAnotherAnswerOrNone) {
+  auto r = Run(verify_, {{"server", bind_->server()},
+                         {"name", "svc5.lab.test"},
+                         {"type", "CNAME"},
+                         {"expect", "catalog-b.lab.test."}});
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.reason, "svc5.lab.test. CNAME is catalog-a.lab.test., expected catalog-b.lab.test.");
+  r = Run(verify_, {{"server", bind_->server()},
+                    {"name", "missing.lab.test"},
+                    {"type", "A"},
+                    {"expect", "10.0.0.1"}});
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.reason, "missing.lab.test. A has no records (NXDOMAIN), expected 10.0.0.1");
+}
+
+}  // namespace
+}  // namespace icewarden::testing
