@@ -169,6 +169,12 @@ Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& re
         errors.push_back("step '" + step.id + "': " + resolved.status().message());
         continue;
       }
+      // Templated values could only be type-checked by `validate`; resolved, the action
+      // checks their format too. Messages name the param, never its (maybe secret) value
+      // beyond what the action's own message shows.
+      for (const ParamError& pe : action->Validate(resolved->value)) {
+        errors.push_back("step '" + step.id + "': params." + pe.path + ": " + pe.message);
+      }
       e.params = resolved->masked;
       e.plan_line = action->Plan(e.params);
       if (step.compensate) {

@@ -73,6 +73,37 @@ nlohmann::json ForValidation(const nlohmann::json& v, const std::vector<RunbookP
   return v;
 }
 
+// The value at a param path ("records[0].value", "headers.Authorization"), or nullptr.
+const nlohmann::json* ValueAt(const nlohmann::json& root, const std::string& path) {
+  const nlohmann::json* v = &root;
+  std::size_t i = 0;
+  while (i < path.size() && v != nullptr) {
+    if (path[i] == '.') ++i;
+    if (path[i] == '[') {
+      std::size_t close = path.find(']', i);
+      if (close == std::string::npos || !v->is_array()) return nullptr;
+      std::size_t index = std::stoul(path.substr(i + 1, close - i - 1));
+      v = index < v->size() ? &(*v)[index] : nullptr;
+      i = close + 1;
+      continue;
+    }
+    std::size_t end = path.find_first_of(".[", i);
+    std::string key = path.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (!v->is_object() || !v->contains(key)) return nullptr;
+    v = &(*v)[key];
+    i = end == std::string::npos ? path.size() : end;
+  }
+  return v;
+}
+
+// A string that still holds a template has no value yet: only its JSON type can be checked
+// now. Its format (a DNS name, an address, a scope) is checked when it is resolved, by
+// `runbook plan` and before every run.
+bool IsTemplatedString(const nlohmann::json& params, const std::string& path) {
+  const nlohmann::json* v = ValueAt(params, path);
+  return v != nullptr && v->is_string() && v->get<std::string>().find("${") != std::string::npos;
+}
+
 // "records[0].type" -> "records[0]" -> "records" -> "".
 std::string ParentPath(const std::string& path) {
   size_t cut = path.find_last_of(".[");
@@ -301,11 +332,12 @@ void StepReader::CheckParams(const Action* action, const nlohmann::json& params,
   for (const auto& p : template_problems) {
     issues_->Add(mark_of(p.path), ShownParamPath(yaml_params_path, p.path) + ": " + p.message);
   }
-  for (const auto& e : action->Validate(ForValidation(params, parameters_))) {
+  const nlohmann::json for_validation = ForValidation(params, parameters_);
+  for (const auto& e : action->Validate(for_validation)) {
     // A param with a bad template has been reported already; its type follows from that.
     bool reported = std::any_of(template_problems.begin(), template_problems.end(),
                                 [&](const TemplateProblem& p) { return p.path == e.path; });
-    if (reported) continue;
+    if (reported || IsTemplatedString(for_validation, e.path)) continue;
     issues_->Add(mark_of(e.path), ShownParamPath(yaml_params_path, e.path) + ": " + e.message);
   }
 }

@@ -31,14 +31,19 @@ TEST(RunbookCli, ABrokenRunbookGetsItsPositionAndExitTwo) {
   auto r = RunCommand({IcewardenBinary(), "runbook", "validate",
                        SourceDir() + "/tests/unit/runbooks/corpus/unknown_action_kind.yaml"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown_action_kind.yaml:5:13: unknown action kind 'dns.rfc2163'"),
+  EXPECT_NE(r.err.find("unknown_action_kind.yaml:5:13: promote[0].action: unknown action kind 'dns.rfc2163'"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("ownership.transfer"), std::string::npos) << "lists the real kinds: " << r.err;
 }
 
 TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
-  const std::string file = SourceDir() + "/examples/runbooks/single-writer-failover.yaml";
+  // A copy beside its ${file:secrets/...} secret, as an operator would lay it out.
+  const std::string dir = testing::MakeTempDir("icewarden-plan");
+  const std::string file = dir + "/single-writer-failover.yaml";
+  std::filesystem::copy_file(SourceDir() + "/examples/runbooks/single-writer-failover.yaml", file);
+  std::filesystem::create_directories(dir + "/secrets");
+  std::ofstream(dir + "/secrets/webhook-hmac") << "hmac-secret-789\n";
   std::map<std::string, std::string> env{{"FENCE_TOKEN", "fence-secret-123"},
                                          {"DNS_TSIG_SECRET", "dHNpZy1zZWNyZXQtNDU2"}};
   auto text = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1", "--to",
@@ -48,6 +53,7 @@ TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
   EXPECT_NE(text.out.find("eu-central-1"), std::string::npos);
   EXPECT_EQ(text.out.find("fence-secret-123"), std::string::npos) << "secret leaked";
   EXPECT_EQ(text.out.find("dHNpZy1zZWNyZXQtNDU2"), std::string::npos) << "secret leaked";
+  EXPECT_EQ(text.out.find("hmac-secret-789"), std::string::npos) << "secret leaked";
   EXPECT_NE(text.out.find("***"), std::string::npos);
 
   auto json = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1", "--to",
@@ -62,6 +68,7 @@ TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
                              "--to", "eu-central-1", "--scope", "owner:us-east-1"});
   EXPECT_EQ(missing.exit_code, 2) << "unset secrets are an error, not an empty string";
   EXPECT_NE(missing.err.find("FENCE_TOKEN"), std::string::npos) << missing.err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
