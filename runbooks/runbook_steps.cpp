@@ -96,12 +96,25 @@ const nlohmann::json* ValueAt(const nlohmann::json& root, const std::string& pat
   return v;
 }
 
-// A string that still holds a template has no value yet: only its JSON type can be checked
-// now. Its format (a DNS name, an address, a scope) is checked when it is resolved, by
-// `runbook plan` and before every run.
-bool IsTemplatedString(const nlohmann::json& params, const std::string& path) {
+// A string that still holds a template has no value yet, so only its JSON type can be
+// checked now; its format (a DNS name, an address, a scope) is checked once resolved, by
+// `runbook plan` and before every run. An action's error about such a string is a type
+// error only if the param accepts some non-string JSON value: probe with one of each kind.
+bool IsFormatErrorOnTemplate(const Action& action, const nlohmann::json& params,
+                             const std::string& path) {
   const nlohmann::json* v = ValueAt(params, path);
-  return v != nullptr && v->is_string() && v->get<std::string>().find("${") != std::string::npos;
+  if (v == nullptr || !v->is_string() || v->get<std::string>().find("${") == std::string::npos)
+    return false;
+  for (const nlohmann::json& probe : {nlohmann::json(1), nlohmann::json(false),
+                                      nlohmann::json::array(), nlohmann::json::object()}) {
+    nlohmann::json copy = params;
+    *const_cast<nlohmann::json*>(ValueAt(copy, path)) = probe;
+    auto errors = action.Validate(copy);
+    const bool accepted = std::none_of(errors.begin(), errors.end(),
+                                       [&](const ParamError& e) { return e.path == path; });
+    if (accepted) return false;  // the param wants that kind, not a string: a type error
+  }
+  return true;
 }
 
 // "records[0].type" -> "records[0]" -> "records" -> "".
@@ -337,7 +350,7 @@ void StepReader::CheckParams(const Action* action, const nlohmann::json& params,
     // A param with a bad template has been reported already; its type follows from that.
     bool reported = std::any_of(template_problems.begin(), template_problems.end(),
                                 [&](const TemplateProblem& p) { return p.path == e.path; });
-    if (reported || IsTemplatedString(for_validation, e.path)) continue;
+    if (reported || IsFormatErrorOnTemplate(*action, for_validation, e.path)) continue;
     issues_->Add(mark_of(e.path), ShownParamPath(yaml_params_path, e.path) + ": " + e.message);
   }
 }
