@@ -4,30 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "state/state_store.h"
+#include "state/table_pattern.h"
 
 namespace icewarden {
-
-bool ScopeGlobMatch(std::string_view pattern, std::string_view text) {
-  // Greedy with one backtrack point (the last '*'), as the config's GlobMatch.
-  size_t p = 0, t = 0;
-  size_t star = std::string_view::npos, star_text = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_text = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++star_text;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 namespace {
 
@@ -86,8 +65,8 @@ bool CatalogScope::Matches(const TableIdent& table) const {
   std::string dotted = table.ToString();
   std::string ns = JoinLevels(table.namespace_levels);
   for (const auto& p : patterns) {
-    if (ScopeGlobMatch(p, dotted)) return true;
-    if (kind == Kind::kNamespace && ScopeGlobMatch(p, ns)) return true;
+    if (GlobMatch(p, dotted)) return true;
+    if (kind == Kind::kNamespace && GlobMatch(p, ns)) return true;
   }
   return false;
 }

@@ -31,7 +31,6 @@ namespace icewarden {
 
 class StateStore;
 
-bool ScopeGlobMatch(std::string_view pattern, std::string_view text);
 
 struct CatalogScope {
   enum class Kind { kNamespace, kTables, kOwner };

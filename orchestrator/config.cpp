@@ -68,29 +68,6 @@ const std::string& Config::OwnerFor(const std::string& dotted_table) const {
   return ownership.default_owner;
 }
 
-bool GlobMatch(const std::string& pattern, const std::string& text) {
-  // Greedy match with one backtrack point (the last '*'): linear in practice, and no
-  // recursion for patterns with many stars.
-  size_t p = 0, t = 0;
-  size_t star = std::string::npos, star_text = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_text = t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++star_text;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 ConfigLoad LoadConfig(const std::string& path, EnvLookup env) {
   auto text = ReadFileText(path, kMaxConfigBytes);
   if (!text.ok()) {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "state/table_pattern.h"
+
 namespace icewarden {
 
 // A credential read from the environment or a file. It has no operator<<, so it cannot be
@@ -143,7 +145,6 @@ ConfigLoad LoadConfig(const std::string& path, EnvLookup env = ProcessEnv);
 ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
                        EnvLookup env = ProcessEnv);
 
-// Shell-style glob with '*' and '?' ('*' crosses dots). Used by ownership rules.
-bool GlobMatch(const std::string& pattern, const std::string& text);
+// Ownership rules match with GlobMatch (state/table_pattern.h).
 
 }  // namespace icewarden

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "actions/catalog_scope.h"
+#include "state/table_pattern.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
 
@@ -65,12 +66,12 @@ TEST(CatalogScopeTest, OwnerScopeMatchesEveryName) {
 }
 
 TEST(CatalogScopeTest, GlobMatchesConfigRuleSemantics) {
-  EXPECT_TRUE(ScopeGlobMatch("*", "a.b.c"));
-  EXPECT_TRUE(ScopeGlobMatch("a*c", "a.b.c"));
-  EXPECT_TRUE(ScopeGlobMatch("a?b", "a.b"));
-  EXPECT_FALSE(ScopeGlobMatch("a?b", "a..b"));
-  EXPECT_TRUE(ScopeGlobMatch("*.orders", "eu.archive.orders"));
-  EXPECT_FALSE(ScopeGlobMatch("", "a"));
+  EXPECT_TRUE(GlobMatch("*", "a.b.c"));
+  EXPECT_TRUE(GlobMatch("a*c", "a.b.c"));
+  EXPECT_TRUE(GlobMatch("a?b", "a.b"));
+  EXPECT_FALSE(GlobMatch("a?b", "a..b"));
+  EXPECT_TRUE(GlobMatch("*.orders", "eu.archive.orders"));
+  EXPECT_FALSE(GlobMatch("", "a"));
 }
 
 class ScopeCursorTest : public ::testing::Test {
