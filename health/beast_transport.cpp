@@ -4,7 +4,11 @@
 #include <utility>
 
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -17,6 +21,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <charconv>
+#include <deque>
+#include <functional>
+#include <map>
 #include <optional>
 
 namespace icewarden {
@@ -80,10 +87,59 @@ std::string Where(const ParsedUrl& u) {
                                                : u.host + ":" + u.port;
 }
 
+// One connection, plain or TLS; exactly one of the two streams is set.
+struct Conn {
+  std::unique_ptr<beast::tcp_stream> tcp;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+
+  explicit operator bool() const { return tcp || tls; }
+  beast::tcp_stream& lowest() { return tcp ? *tcp : beast::get_lowest_layer(*tls); }
+  void Close() {
+    if (!*this) return;
+    error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().socket().close(ec);
+    tcp.reset();
+    tls.reset();
+  }
+};
+
+struct IdleConn {
+  Conn conn;
+  std::chrono::steady_clock::time_point expires;
+};
+
+// True when an idle connection may still be used: the server has neither closed it nor sent
+// anything. For TLS, pending bytes may be a TLS 1.3 session ticket, so only EOF or an error
+// rule a TLS connection out.
+bool LooksAlive(Conn& conn) {
+  auto& socket = conn.lowest().socket();
+  if (!socket.is_open()) return false;
+  char c;
+  ssize_t n = ::recv(socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+  if (n == 0) return false;  // EOF: the server closed it
+  return conn.tls != nullptr;
+}
+
+// "Keep-Alive: timeout=5, max=100" -> 5s; nullopt when absent or unparsable.
+std::optional<std::chrono::seconds> KeepAliveTimeout(std::string_view v) {
+  size_t at = v.find("timeout=");
+  if (at == std::string_view::npos) return std::nullopt;
+  v.remove_prefix(at + 8);
+  long secs = 0;
+  auto [ptr, err] = std::from_chars(v.data(), v.data() + v.size(), secs);
+  if (err != std::errc() || ptr == v.data() || secs < 0) return std::nullopt;
+  return std::chrono::seconds(secs);
+}
+
 class BeastTransport final : public HttpTransport {
  public:
-  BeastTransport(asio::io_context& io, TlsOptions tls)
-      : io_(io), ssl_(asio::ssl::context::tls_client), tls_options_(std::move(tls)) {
+  BeastTransport(asio::io_context& io, TlsOptions tls, PoolOptions pool)
+      : io_(io),
+        ssl_(asio::ssl::context::tls_client),
+        tls_options_(std::move(tls)),
+        pool_options_(pool) {
     ssl_.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                      asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
                      asio::ssl::context::no_tlsv1_1);
@@ -98,6 +154,12 @@ class BeastTransport final : public HttpTransport {
       ssl_.set_verify_mode(asio::ssl::verify_peer);
     } else {
       ssl_.set_verify_mode(asio::ssl::verify_none);
+    }
+  }
+
+  ~BeastTransport() override {
+    for (auto& [key, conns] : idle_) {
+      for (auto& c : conns) c.conn.Close();
     }
   }
 
@@ -124,6 +186,114 @@ class BeastTransport final : public HttpTransport {
   }
 
  private:
+  // The most recently used idle connection for `key` that still looks alive, or an empty
+  // Conn. Expired and dead connections met on the way are closed.
+  Conn TakeIdle(const std::string& key) {
+    auto it = idle_.find(key);
+    if (it == idle_.end()) return {};
+    auto& conns = it->second;
+    const auto now = std::chrono::steady_clock::now();
+    Conn found;
+    while (!conns.empty() && !found) {
+      IdleConn c = std::move(conns.back());
+      conns.pop_back();
+      if (c.expires > now && LooksAlive(c.conn)) {
+        found = std::move(c.conn);
+      } else {
+        c.conn.Close();
+      }
+    }
+    if (conns.empty()) idle_.erase(it);
+    return found;
+  }
+
+  void PutIdle(const std::string& key, Conn conn, std::chrono::milliseconds idle_for) {
+    auto& conns = idle_[key];
+    const auto now = std::chrono::steady_clock::now();
+    while (!conns.empty() && conns.front().expires <= now) {
+      conns.front().conn.Close();
+      conns.pop_front();
+    }
+    if (conns.size() >= pool_options_.max_idle_per_host || idle_for <= idle_for.zero()) {
+      conn.Close();
+      if (conns.empty()) idle_.erase(key);
+      return;
+    }
+    conn.lowest().expires_never();
+    conns.push_back({std::move(conn), now + idle_for});
+  }
+
+  // Writes the request and reads the response on `stream`; `phase` names the step that
+  // failed.
+  template <class Stream>
+  asio::awaitable<error_code> WriteRead(Stream& stream, beast::tcp_stream& lowest,
+                                        http::request<http::string_body>& req,
+                                        beast::flat_buffer& buffer,
+                                        http::response_parser<http::string_body>& parser,
+                                        std::chrono::steady_clock::time_point expiry,
+                                        const char*& phase) {
+    error_code ec;
+    phase = "write";
+    lowest.expires_at(expiry);
+    co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return ec;
+    phase = "read";
+    lowest.expires_at(expiry);
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+    co_return ec;
+  }
+
+  // Resolves (once per exchange) and opens a new connection; nullopt status on success.
+  asio::awaitable<std::optional<Status>> Open(
+      const ParsedUrl& url, std::optional<tcp::resolver::results_type>& endpoints,
+      std::chrono::steady_clock::time_point expiry, Conn& conn,
+      const std::function<Status(const char*, const error_code&)>& fail) {
+    const std::string where = Where(url);
+    error_code ec;
+    if (!endpoints) {
+      // Resolution has no stream to time out, so a timer cancels it.
+      tcp::resolver resolver(io_);
+      asio::steady_timer resolve_timer(io_, expiry);
+      resolve_timer.async_wait([&resolver](error_code e) {
+        if (!e) resolver.cancel();
+      });
+      auto found = co_await resolver.async_resolve(url.host, url.port,
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+      resolve_timer.cancel();
+      if (ec) co_return fail("resolve", ec);
+      endpoints = std::move(found);
+    }
+    if (!url.https) {
+      conn.tcp = std::make_unique<beast::tcp_stream>(io_);
+      conn.tcp->expires_at(expiry);
+      co_await conn.tcp->async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return fail("connect", ec);
+      conn.tcp->socket().set_option(tcp::no_delay(true), ec);  // best effort
+      co_return std::nullopt;
+    }
+    if (!tls_setup_error_.empty())
+      co_return Status::Unavailable("tls " + where + ": " + tls_setup_error_);
+    conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, ssl_);
+    // SNI; host name verification applies only when verify_peer is on.
+    if (!SSL_set_tlsext_host_name(conn.tls->native_handle(), url.host.c_str())) {
+      co_return Status::Unavailable("tls " + where + ": cannot set SNI host name");
+    }
+    if (tls_options_.verify_peer) {
+      conn.tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
+    }
+    auto& lowest = conn.lowest();
+    lowest.expires_at(expiry);
+    co_await lowest.async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return fail("connect", ec);
+    lowest.socket().set_option(tcp::no_delay(true), ec);  // best effort
+    lowest.expires_at(expiry);
+    co_await conn.tls->async_handshake(asio::ssl::stream_base::client,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return fail("tls", ec);
+    co_return std::nullopt;
+  }
+
   asio::awaitable<Result<HttpResponse>> Exchange(HttpRequest request,
                                                  std::chrono::milliseconds deadline) {
     auto url = ParseUrl(request.url);
@@ -132,101 +302,105 @@ class BeastTransport final : public HttpTransport {
     const std::string where = Where(*url);
     const std::string timeout_text =
         "deadline of " + std::to_string(deadline.count()) + "ms exceeded";
-    auto fail = [&](const char* phase, const error_code& ec) {
+    std::function<Status(const char*, const error_code&)> fail = [&](const char* phase,
+                                                                     const error_code& ec) {
       std::string why = ec == beast::error::timeout || ec == asio::error::operation_aborted
                             ? timeout_text
                             : ec.message();
       return Status::Unavailable(std::string(phase) + " " + where + ": " + why);
     };
-    error_code ec;
+    const bool pooling = pool_options_.max_idle_per_host > 0;
+    const std::string key = (url->https ? "https://" : "http://") + where;
+    const auto verb = http::string_to_verb(request.method);
+    const bool idempotent = verb == http::verb::get || verb == http::verb::head;
 
-    // Resolution has no stream to time out, so a timer cancels it.
-    tcp::resolver resolver(io_);
-    asio::steady_timer resolve_timer(io_, expiry);
-    resolve_timer.async_wait([&resolver](error_code e) {
-      if (!e) resolver.cancel();
-    });
-    auto endpoints = co_await resolver.async_resolve(url->host, url->port,
-                                                     asio::redirect_error(asio::use_awaitable, ec));
-    resolve_timer.cancel();
-    if (ec) co_return fail("resolve", ec);
-
-    http::request<http::string_body> req{http::string_to_verb(request.method), url->target, 11};
+    http::request<http::string_body> req{verb, url->target, 11};
     for (const auto& [name, value] : request.headers.fields()) req.set(name, value);
     req.set(http::field::host, url->host_header);
     if (!request.headers.Has("User-Agent")) req.set(http::field::user_agent, "icewarden");
-    req.set(http::field::connection, "close");
+    if (pooling) {
+      req.erase(http::field::connection);  // HTTP/1.1 is keep-alive by default
+    } else {
+      req.set(http::field::connection, "close");
+    }
     req.body() = std::move(request.body);
     req.prepare_payload();
 
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(kMaxResponseBodyBytes);
-    parser.header_limit(64 * 1024);
-
-    if (!url->https) {
-      beast::tcp_stream stream(io_);
-      stream.expires_at(expiry);
-      co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("connect", ec);
-      stream.expires_at(expiry);
-      co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("write", ec);
-      stream.expires_at(expiry);
-      co_await http::async_read(stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("read", ec);
-      stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-    } else {
-      if (!tls_setup_error_.empty())
-        co_return Status::Unavailable("tls " + where + ": " + tls_setup_error_);
-      beast::ssl_stream<beast::tcp_stream> stream(io_, ssl_);
-      // SNI; host name verification applies only when verify_peer is on.
-      if (!SSL_set_tlsext_host_name(stream.native_handle(), url->host.c_str())) {
-        co_return Status::Unavailable("tls " + where + ": cannot set SNI host name");
+    std::optional<tcp::resolver::results_type> endpoints;
+    for (int attempt = 0;; ++attempt) {
+      Conn conn = pooling ? TakeIdle(key) : Conn{};
+      const bool reused = static_cast<bool>(conn);
+      if (!reused) {
+        if (auto failed = co_await Open(*url, endpoints, expiry, conn, fail)) co_return *failed;
       }
-      if (tls_options_.verify_peer) {
-        stream.set_verify_callback(asio::ssl::host_name_verification(url->host));
-      }
-      auto& lowest = beast::get_lowest_layer(stream);
-      lowest.expires_at(expiry);
-      co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("connect", ec);
-      lowest.expires_at(expiry);
-      co_await stream.async_handshake(asio::ssl::stream_base::client,
-                                      asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("tls", ec);
-      lowest.expires_at(expiry);
-      co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("write", ec);
-      lowest.expires_at(expiry);
-      co_await http::async_read(stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("read", ec);
-      // No TLS close_notify exchange: the whole response is in, and "Connection: close"
-      // means the server closes; waiting for its close_notify would only add latency.
-    }
 
-    auto& res = parser.get();
-    HttpResponse out;
-    out.status = static_cast<int>(res.result_int());
-    for (const auto& field : res) {
-      out.headers.Add(std::string(field.name_string()), std::string(field.value()));
+      beast::flat_buffer buffer;
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(kMaxResponseBodyBytes);
+      parser.header_limit(64 * 1024);
+      if (verb == http::verb::head) parser.skip(true);
+
+      const char* phase = "write";
+      error_code ec =
+          conn.tcp
+              ? co_await WriteRead(*conn.tcp, conn.lowest(), req, buffer, parser, expiry, phase)
+              : co_await WriteRead(*conn.tls, conn.lowest(), req, buffer, parser, expiry, phase);
+      if (ec) {
+        conn.Close();
+        const bool timed_out = ec == beast::error::timeout || ec == asio::error::operation_aborted;
+        // The server may have closed the idle connection just as we sent: nothing of the
+        // response arrived. Only a GET or HEAD may be sent again.
+        if (reused && idempotent && attempt == 0 && !timed_out && buffer.size() == 0 &&
+            !parser.got_some()) {
+          continue;
+        }
+        Status s = fail(phase, ec);
+        if (reused && !timed_out) {
+          s = Status::Unavailable(s.message() + " (on a reused connection)");
+        }
+        co_return s;
+      }
+
+      auto& res = parser.get();
+      HttpResponse out;
+      out.status = static_cast<int>(res.result_int());
+      std::optional<std::chrono::seconds> hint;
+      for (const auto& field : res) {
+        out.headers.Add(std::string(field.name_string()), std::string(field.value()));
+        if (field.name() == http::field::keep_alive)
+          hint = KeepAliveTimeout(std::string_view(field.value().data(), field.value().size()));
+      }
+      out.body = std::move(res.body());
+
+      if (pooling && res.keep_alive() && !parser.need_eof() && buffer.size() == 0) {
+        auto idle_for = pool_options_.idle_timeout;
+        if (hint) {
+          idle_for = std::min(idle_for,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(*hint) * 3 / 4);
+        }
+        PutIdle(key, std::move(conn), idle_for);
+      } else {
+        // No TLS close_notify exchange: the whole response is in; waiting for the server's
+        // close_notify would only add latency.
+        conn.Close();
+      }
+      co_return out;
     }
-    out.body = std::move(res.body());
-    co_return out;
   }
 
   asio::io_context& io_;
   asio::ssl::context ssl_;
   TlsOptions tls_options_;
+  PoolOptions pool_options_;
   std::string tls_setup_error_;
+  std::map<std::string, std::deque<IdleConn>> idle_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpTransport> MakeBeastTransport(boost::asio::io_context& io, TlsOptions tls) {
-  return std::make_unique<BeastTransport>(io, std::move(tls));
+std::unique_ptr<HttpTransport> MakeBeastTransport(boost::asio::io_context& io, TlsOptions tls,
+                                                  PoolOptions pool) {
+  return std::make_unique<BeastTransport>(io, std::move(tls), pool);
 }
 
 }  // namespace icewarden

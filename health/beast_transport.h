@@ -1,9 +1,20 @@
 // The real HttpTransport: HTTP/1.1 over Boost.Beast on a caller-owned io_context, with TLS
 // through OpenSSL for https URLs.
 //
-// One new connection per request ("Connection: close"). Catalog probes and commits are a
-// few requests per second per region at most, so a pool would save little and would add
-// state that a partition test has to reason about; revisit if profiling says otherwise.
+// HTTP/1.1 keep-alive: connections that ended cleanly are kept in a small pool of idle
+// connections per scheme://host:port (plain and TLS alike; see PoolOptions) and reused by
+// later requests, which skip resolve, connect and the TLS handshake. A bulk action such as
+// ownership.transfer (a load and a commit per table, 64 at once) spent most of its time in
+// per-request connection setup before the pool existed. Rules:
+//  - a connection goes back to the pool only after a complete response that allows reuse
+//    (no "Connection: close", HTTP/1.1, no read-until-EOF body) and never after an error;
+//  - an idle connection is dropped after PoolOptions::idle_timeout, or earlier when the
+//    server announced a shorter "Keep-Alive: timeout=N" (we use 3/4 of N), and is checked
+//    with a non-blocking peek before reuse (a server that closed it is seen as EOF);
+//  - when a reused connection fails before any byte of the response was read, a GET or
+//    HEAD is retried once on a fresh connection within the same deadline; any other
+//    method (POST, ...) is never resent: the error is reported and the caller decides
+//    (RequestMayHaveBeenDelivered is true for write and read failures).
 //
 // Every response body is bounded (TlsOptions has nothing to do with that; see
 // kMaxResponseBodyBytes); a larger body fails the exchange with kUnavailable.
@@ -12,6 +23,7 @@
 // exchange it started (destroy it only after the io_context has stopped running).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -32,9 +44,18 @@ struct TlsOptions {
   std::string ca_file;
 };
 
+struct PoolOptions {
+  // Idle connections kept per scheme://host:port; a connection that finds the pool full is
+  // closed. 0 disables reuse ("Connection: close" on every request).
+  std::size_t max_idle_per_host = 64;
+  // How long an idle connection may wait for its next request.
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(30);
+};
+
 inline constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024 * 1024;
 
 // The returned transport keeps a reference to `io`.
-std::unique_ptr<HttpTransport> MakeBeastTransport(boost::asio::io_context& io, TlsOptions tls = {});
+std::unique_ptr<HttpTransport> MakeBeastTransport(boost::asio::io_context& io, TlsOptions tls = {},
+                                                  PoolOptions pool = {});
 
 }  // namespace icewarden
