@@ -3,6 +3,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "actions/param_reader.h"
 #include "state/state_store.h"
 #include "state/table_pattern.h"
 
@@ -126,41 +127,6 @@ Result<std::vector<Ownership>> ListScopeOwnership(StateStore& store, const Catal
   return all;
 }
 
-std::optional<std::chrono::milliseconds> ParseActionDuration(std::string_view text) {
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return std::nullopt;
-  long long total = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t digits = i;
-    long long n = 0;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      n = n * 10 + (text[i] - '0');
-      if (n > 1'000'000'000LL) return std::nullopt;
-      ++i;
-    }
-    if (i == digits) return std::nullopt;
-    size_t unit_start = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    std::string_view unit = text.substr(unit_start, i - unit_start);
-    long long scale = 0;
-    if (unit == "ms")
-      scale = 1;
-    else if (unit == "s")
-      scale = 1000;
-    else if (unit == "m")
-      scale = 60'000;
-    else if (unit == "h")
-      scale = 3'600'000;
-    else if (unit == "d")
-      scale = 86'400'000;
-    else
-      return std::nullopt;
-    total += n * scale;
-  }
-  return std::chrono::milliseconds(total);
-}
-
 std::optional<std::string> StringParam(const nlohmann::json& params, const std::string& key,
                                        std::vector<ParamError>* errors) {
   if (!params.is_object() || !params.contains(key)) return std::nullopt;
@@ -206,7 +172,7 @@ std::optional<std::chrono::milliseconds> DurationParam(const nlohmann::json& par
   const auto& v = params[key];
   if (v.is_number_integer() && v.get<long long>() == 0) return std::chrono::milliseconds(0);
   std::optional<std::chrono::milliseconds> d;
-  if (v.is_string()) d = ParseActionDuration(v.get<std::string>());
+  if (v.is_string()) d = ParseParamDuration(v.get<std::string>());
   if (!d) {
     errors->push_back({key, "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h30m\""});
     return std::nullopt;

@@ -76,8 +76,7 @@ Result<std::vector<Ownership>> ListScopeOwnership(StateStore& store, const Catal
                                                   const std::string& owner,
                                                   std::size_t max_rows = 0);
 
-// "30s", "500ms", "5m", "1h30m", "2d", or "0"; nullopt for anything else.
-std::optional<std::chrono::milliseconds> ParseActionDuration(std::string_view text);
+// Durations are read with ParseParamDuration (param_reader.h).
 
 // Param readers that append a ParamError at `key` when the value is present but wrong.
 // They return the default when the key is absent.

@@ -13,16 +13,38 @@ std::string ParamPath(const std::string& parent, size_t index) {
 }
 
 std::optional<std::chrono::milliseconds> ParseParamDuration(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0 || digits > 12) return std::nullopt;
-  const int64_t n = std::stoll(std::string(text.substr(0, digits)));
-  const std::string_view unit = text.substr(digits);
-  if (unit == "ms") return std::chrono::milliseconds(n);
-  if (unit == "s" || unit.empty()) return std::chrono::milliseconds(n * 1000);
-  if (unit == "m") return std::chrono::milliseconds(n * 60 * 1000);
-  if (unit == "h") return std::chrono::milliseconds(n * 3600 * 1000);
-  return std::nullopt;
+  if (text == "0") return std::chrono::milliseconds(0);
+  if (text.empty()) return std::nullopt;
+  long long total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t digits = i;
+    long long n = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      n = n * 10 + (text[i] - '0');
+      if (n > 1'000'000'000LL) return std::nullopt;
+      ++i;
+    }
+    if (i == digits) return std::nullopt;
+    size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    std::string_view unit = text.substr(unit_start, i - unit_start);
+    long long scale = 0;
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60'000;
+    else if (unit == "h")
+      scale = 3'600'000;
+    else if (unit == "d")
+      scale = 86'400'000;
+    else
+      return std::nullopt;
+    total += n * scale;
+  }
+  return std::chrono::milliseconds(total);
 }
 
 std::string FormatParamDuration(std::chrono::milliseconds d) {
@@ -148,7 +170,7 @@ std::optional<std::chrono::milliseconds> ParamReader::Duration(const nlohmann::j
   if (v->is_string()) {
     if (auto d = ParseParamDuration(v->get_ref<const std::string&>())) return d;
     Error(ParamPath(parent, key),
-          "expected a duration such as 250ms, 30s, 2m or 1h, got '" + v->get<std::string>() + "'");
+          "expected a duration such as 250ms, 30s, 2m or 1h30m, got '" + v->get<std::string>() + "'");
     return std::nullopt;
   }
   Error(ParamPath(parent, key), "expected a duration such as 30s, got " + DescribeJsonType(*v));

@@ -24,7 +24,8 @@ namespace icewarden {
 std::string ParamPath(const std::string& parent, const std::string& key);
 std::string ParamPath(const std::string& parent, size_t index);
 
-// "250ms", "30s", "2m", "1h" or a bare number of seconds; nullopt when malformed or negative.
+// One syntax for every action's durations: "500ms", "30s", "5m", "1h30m", "2d", or "0"; a
+// number needs its unit. nullopt for anything else (negative, fractional, overflowing).
 std::optional<std::chrono::milliseconds> ParseParamDuration(std::string_view text);
 // The shortest exact form: 1500ms -> "1500ms", 30000ms -> "30s", 120000ms -> "2m".
 std::string FormatParamDuration(std::chrono::milliseconds d);

@@ -120,7 +120,7 @@ TEST_F(ActionParamsTest, AlertmanagerChecksLabelsAndDurations) {
 TEST_F(ActionParamsTest, WaitNeedsADurationOrACondition) {
   EXPECT_THAT(Lines("wait", json::object()), ElementsAre("duration: missing required param"));
   EXPECT_THAT(Lines("wait", {{"duration", "5 minutes"}}),
-              ElementsAre("duration: expected a duration such as 250ms, 30s, 2m or 1h, got '5 "
+              ElementsAre("duration: expected a duration such as 250ms, 30s, 2m or 1h30m, got '5 "
                           "minutes'"));
   EXPECT_THAT(
       Paths("wait", {{"until", {{"url", "x"}, {"expect_status", 99}}}, {"poll_interval", 0}}),

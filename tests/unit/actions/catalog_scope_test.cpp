@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "actions/catalog_scope.h"
+#include "actions/param_reader.h"
 #include "state/table_pattern.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
@@ -126,12 +127,12 @@ TEST_F(ScopeCursorTest, ReportsStoreFailures) {
 
 TEST(ActionDurationTest, ParsesUnitsAndCompounds) {
   using std::chrono::milliseconds;
-  EXPECT_EQ(ParseActionDuration("30s"), milliseconds(30'000));
-  EXPECT_EQ(ParseActionDuration("500ms"), milliseconds(500));
-  EXPECT_EQ(ParseActionDuration("1h30m"), milliseconds(5'400'000));
-  EXPECT_EQ(ParseActionDuration("0"), milliseconds(0));
+  EXPECT_EQ(ParseParamDuration("30s"), milliseconds(30'000));
+  EXPECT_EQ(ParseParamDuration("500ms"), milliseconds(500));
+  EXPECT_EQ(ParseParamDuration("1h30m"), milliseconds(5'400'000));
+  EXPECT_EQ(ParseParamDuration("0"), milliseconds(0));
   for (const char* bad : {"", "30", "s", "3x", "-1s", "1.5s"})
-    EXPECT_FALSE(ParseActionDuration(bad).has_value()) << bad;
+    EXPECT_FALSE(ParseParamDuration(bad).has_value()) << bad;
 }
 
 }  // namespace
