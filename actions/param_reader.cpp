@@ -169,8 +169,8 @@ std::optional<std::chrono::milliseconds> ParamReader::Duration(const nlohmann::j
     return std::chrono::milliseconds(v->get<int64_t>() * 1000);
   if (v->is_string()) {
     if (auto d = ParseParamDuration(v->get_ref<const std::string&>())) return d;
-    Error(ParamPath(parent, key),
-          "expected a duration such as 250ms, 30s, 2m or 1h30m, got '" + v->get<std::string>() + "'");
+    Error(ParamPath(parent, key), "expected a duration such as 250ms, 30s, 2m or 1h30m, got '" +
+                                      v->get<std::string>() + "'");
     return std::nullopt;
   }
   Error(ParamPath(parent, key), "expected a duration such as 30s, got " + DescribeJsonType(*v));

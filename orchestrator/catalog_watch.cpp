@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <future>
 #include <map>
 #include <set>
@@ -57,7 +58,12 @@ bool HostPortOf(const std::string& uri, std::string* host, std::uint16_t* port) 
     *port = https ? 443 : 80;
   } else {
     *host = rest.substr(0, colon);
-    *port = static_cast<std::uint16_t>(std::stoul(rest.substr(colon + 1)));
+    unsigned value = 0;
+    const char* first = rest.data() + colon + 1;
+    const char* last = rest.data() + rest.size();
+    auto [end, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || end != last || first == last || value > 65535) return false;
+    *port = static_cast<std::uint16_t>(value);
   }
   if (!host->empty() && host->front() == '[') *host = host->substr(1, host->size() - 2);
   return !host->empty();
@@ -205,23 +211,29 @@ struct CatalogWatch::Loop {
   // by the config's rules, at epoch 1. A compare-and-set on epoch 0, so a table claimed
   // meanwhile (by a failover) is left alone.
   void ClaimDiscovered() {
-    if (unclaimed.empty()) return;
-    std::vector<OwnershipChange> changes;
-    for (const auto& t : unclaimed) changes.push_back({t, 0, config.OwnerFor(t.ToString()), ""});
+    // In chunks: a bounded transaction each, and a table claimed meanwhile (a conflict)
+    // holds back only its own chunk, which the next round retries.
+    constexpr std::size_t kClaimChunk = 5000;
+    std::vector<TableIdent> tables(unclaimed.begin(), unclaimed.end());
     unclaimed.clear();
-    AuditEvent why;
-    why.actor = "orchestrator";
-    why.source = "catalog discovery";
-    why.action = "ownership.claim";
-    why.target = std::to_string(changes.size()) + " tables";
-    why.reason =
-        "found in the catalogs with no recorded owner; owner assigned by the config's "
-        "ownership rules at epoch 1";
-    Status s = store.CompareAndSetOwnership(changes, why);
-    if (!s.ok())
-      spdlog::warn("claiming discovered tables: {}", s.ToString());
-    else
-      spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
+    for (std::size_t at = 0; at < tables.size(); at += kClaimChunk) {
+      std::vector<OwnershipChange> changes;
+      for (std::size_t i = at; i < std::min(tables.size(), at + kClaimChunk); ++i)
+        changes.push_back({tables[i], 0, config.OwnerFor(tables[i].ToString()), ""});
+      AuditEvent why;
+      why.actor = "orchestrator";
+      why.source = "catalog discovery";
+      why.action = "ownership.claim";
+      why.target = std::to_string(changes.size()) + " tables";
+      why.reason =
+          "found in the catalogs with no recorded owner; owner assigned by the config's "
+          "ownership rules at epoch 1";
+      Status s = store.CompareAndSetOwnership(changes, why);
+      if (!s.ok())
+        spdlog::warn("claiming discovered tables: {}", s.ToString());
+      else
+        spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
+    }
   }
 
   void LagRound() {

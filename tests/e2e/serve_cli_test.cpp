@@ -236,3 +236,32 @@ TEST(CliUsage, UnknownCommandsAndMissingArgumentsExitTwo) {
 
 }  // namespace
 }  // namespace icewarden
+
+namespace icewarden {
+namespace {
+
+// A probe that cannot be built from its settings is a config error: exit 2 with the reason,
+// before anything listens.
+TEST(ServeProbeConfig, ATcpProbeWithoutAUsablePortIsRefusedAtStart) {
+  std::string dir = testing::MakeTempDir("icewarden-probe-config");
+  std::ofstream(dir + "/c.yaml") << R"(api:
+  listen: 127.0.0.1:0
+state:
+  path: state.db
+regions:
+  - name: us-east-1
+    catalog_uri: http://127.0.0.1:notaport/catalog
+    probe: {kinds: [tcp]}
+ownership:
+  default_owner: us-east-1
+)";
+  auto r = testing::RunCommand({testing::IcewardenBinary(), "serve", "--config", dir + "/c.yaml"},
+                               {}, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot derive tcp target"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("serving"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace icewarden
