@@ -31,15 +31,26 @@ std::string MarkerOwner(const TableSnapshotView& view) {
 
 // All state of one transfer; callbacks reach it through a shared_ptr so that the session may
 // drop them at any time.
+//
+// A marker goes through two stages, each with its own `concurrency` slots: load (is the marker
+// already there? which table uuid to assert?), then commit. Loads run ahead of the commit
+// slots, so a commit slot is never held by a load: with L the commit latency, the commits
+// alone set the pace (ceil(N / concurrency) x L), which a slot doing load + commit could not.
+// `ahead` counts markers not yet holding a commit slot; the store moves its next batch only
+// when fewer than `concurrency` are ahead, so it never runs more than a batch past the catalog
+// (a run stopped by its deadline leaves little for the resume to check).
 struct Transfer : std::enable_shared_from_this<Transfer> {
-  Transfer(const TransferSpec& s, TransferReport& r) : spec(s), report(r), limit(s.concurrency) {}
+  Transfer(const TransferSpec& s, TransferReport& r)
+      : spec(s), report(r), loads(s.concurrency), commits(s.concurrency) {}
 
   const TransferSpec& spec;
   TransferReport& report;
-  InFlightLimit limit;
+  InFlightLimit loads;
+  InFlightLimit commits;
   CatalogClient* client = nullptr;
   CatalogSession* session = nullptr;
-  int outstanding = 0;  // marker jobs queued or in flight
+  int outstanding = 0;  // marker jobs not finished
+  int ahead = 0;        // marker jobs not finished and not holding a commit slot
 
   void Fail(const TableIdent& table, std::string error) {
     ++report.failed;
@@ -55,22 +66,38 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     int retries = 0;
     int load_failures = 0;
     bool after_unknown = false;  // the last commit's fate was unknown
+    bool ahead = false;          // counted in Transfer::ahead
+    std::string table_uuid;      // from the last load
     std::string idempotency_key;
     std::string last_error;
   };
+
+  bool WantsMoreRows() const { return ahead < spec.concurrency; }
 
   void EnqueueMarker(TableIdent table, Epoch epoch) {
     ++outstanding;
     auto m = std::make_shared<Marker>();
     m->table = std::move(table);
     m->epoch = epoch;
-    auto self = shared_from_this();
-    limit.Run([self, m](std::function<void()> release) { self->Load(m, std::move(release)); });
+    QueueLoad(m);
   }
 
-  void Finish(const std::shared_ptr<Marker>&, const std::function<void()>& release) {
+  void QueueLoad(const std::shared_ptr<Marker>& m) {
+    SetAhead(*m, true);
+    auto self = shared_from_this();
+    loads.Run([self, m](std::function<void()> release) { self->Load(m, std::move(release)); });
+  }
+
+  // `ahead` follows each marker's own flag, so no path can count a marker twice.
+  void SetAhead(Marker& m, bool on) {
+    if (m.ahead == on) return;
+    m.ahead = on;
+    ahead += on ? 1 : -1;
+  }
+
+  void Finish(const std::shared_ptr<Marker>& m) {
+    SetAhead(*m, false);
     --outstanding;
-    release();
   }
 
   void Load(std::shared_ptr<Marker> m, std::function<void()> release) {
@@ -78,37 +105,36 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     auto self = shared_from_this();
     client->LoadTable(m->table, std::nullopt,
                       [self, m, release = std::move(release)](Result<LoadTableOutcome> r) {
-                        self->OnLoaded(m, release, std::move(r));
+                        release();
+                        self->OnLoaded(m, std::move(r));
                       });
   }
 
-  void Retry(const std::shared_ptr<Marker>& m, std::function<void()> release, std::string why) {
+  void Retry(const std::shared_ptr<Marker>& m, std::string why) {
+    SetAhead(*m, true);  // not committed yet: the store waits for it like for any other
     m->last_error = std::move(why);
     if (m->load_failures >= kMaxMarkerAttempts || m->commits >= kMaxMarkerAttempts) {
       Fail(m->table, "marker not written in " + spec.target + " after " +
                          std::to_string(m->commits) + " commits and " +
                          std::to_string(m->load_failures) + " failed loads: " + m->last_error);
-      Finish(m, release);
+      Finish(m);
       return;
     }
     // A short, growing pause before reloading: a catalog answering 409 or 5xx is busy.
     auto pause = std::chrono::milliseconds(std::min(1000, 20 << std::min(m->retries++, 6)));
     auto self = shared_from_this();
-    session->After(pause, [self, m, release = std::move(release)]() mutable {
-      self->Load(m, std::move(release));
-    });
+    session->After(pause, [self, m] { self->QueueLoad(m); });
   }
 
-  void OnLoaded(const std::shared_ptr<Marker>& m, std::function<void()> release,
-                Result<LoadTableOutcome> r) {
+  void OnLoaded(const std::shared_ptr<Marker>& m, Result<LoadTableOutcome> r) {
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kNotFound) {
         Fail(m->table, "not in " + spec.target + "'s catalog");
-        Finish(m, release);
+        Finish(m);
         return;
       }
       ++m->load_failures;
-      Retry(m, std::move(release), "load: " + r.status().ToString());
+      Retry(m, "load: " + r.status().ToString());
       return;
     }
     const TableSnapshotView& view = r->table;
@@ -122,18 +148,25 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
       } else {
         ++report.markers_written;
       }
-      Finish(m, release);
+      Finish(m);
       return;
     }
     if (have && *have == m->epoch) {
       Fail(m->table, "catalog marker at epoch " + std::to_string(*have) + " names " +
                          MarkerOwner(view) + ", not " + spec.target);
-      Finish(m, release);
+      Finish(m);
       return;
     }
+    m->table_uuid = view.table_uuid;
+    auto self = shared_from_this();
+    commits.Run([self, m](std::function<void()> release) { self->Commit(m, std::move(release)); });
+  }
+
+  void Commit(const std::shared_ptr<Marker>& m, std::function<void()> release) {
+    SetAhead(*m, false);
     TableCommit commit;
     commit.table = m->table;
-    commit.requirements.push_back(AssertTableUuid{view.table_uuid});
+    commit.requirements.push_back(AssertTableUuid{m->table_uuid});
     commit.updates.push_back(SetPropertiesUpdate{
         {{"icewarden.owner", spec.target}, {"icewarden.epoch", std::to_string(m->epoch)}}});
     // Same key only when re-sending a commit whose fate is unknown; after a definite
@@ -144,26 +177,26 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     auto self = shared_from_this();
     client->CommitTable(std::move(commit),
                         [self, m, release = std::move(release)](Result<CommitOutcome> c) {
-                          self->OnCommitted(m, release, std::move(c));
+                          release();
+                          self->OnCommitted(m, std::move(c));
                         });
   }
 
-  void OnCommitted(const std::shared_ptr<Marker>& m, std::function<void()> release,
-                   Result<CommitOutcome> c) {
+  void OnCommitted(const std::shared_ptr<Marker>& m, Result<CommitOutcome> c) {
     if (c.ok() && c->kind == CommitOutcome::Kind::kCommitted) {
       ++report.markers_written;
-      Finish(m, release);
+      Finish(m);
       return;
     }
     if (c.ok()) {  // kStateUnknown: reload and look before any retry
       m->after_unknown = true;
       m->idempotency_key = c->idempotency_key;
-      Retry(m, std::move(release), "commit state unknown: " + c->detail);
+      Retry(m, "commit state unknown: " + c->detail);
       return;
     }
     m->after_unknown = false;
     if (c.status().code() == StatusCode::kConflict) ++report.conflicts_retried;
-    Retry(m, std::move(release), "commit: " + c.status().ToString());
+    Retry(m, "commit: " + c.status().ToString());
   }
 };
 
@@ -289,10 +322,7 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
     return Status::Ok();
   };
 
-  auto want_batch = [&] {
-    return !source_rows.exhausted() &&
-           transfer->limit.waiting() < static_cast<std::size_t>(spec.concurrency);
-  };
+  auto want_batch = [&] { return !source_rows.exhausted() && transfer->WantsMoreRows(); };
   while (true) {
     if (ctx.expired()) {
       report.expired = true;

@@ -60,6 +60,8 @@ struct StoredResponse {
   std::string etag;
 };
 
+class StatementCache;
+
 class CatalogStore {
  public:
   // Opens (creating if needed) the SQLite file at `path`.
@@ -102,7 +104,7 @@ class CatalogStore {
   void RememberResponse(const std::string& key, const StoredResponse& response, int64_t now_ms);
 
  private:
-  explicit CatalogStore(sqlite3* db) : db_(db) {}
+  explicit CatalogStore(sqlite3* db);
   void Exec(const std::string& sql);
   bool NamespaceExistsLocked(const std::string& key);
   void InsertFileLocked(const TableIdent& table, const std::string& location, int64_t committed_ms,
@@ -112,6 +114,7 @@ class CatalogStore {
 
   std::mutex mutex_;
   sqlite3* db_;
+  std::unique_ptr<StatementCache> statements_;
   bool created_ = false;
 };
 

@@ -110,6 +110,10 @@ LabStatus Lab::StartAdmin() {
   } else {
     admin_port_ = options_.admin_port;
   }
+  if (!WidenListenBacklog(admin_port_)) {
+    return LabStatus::Error("admin: cannot raise the listen backlog of port " +
+                            std::to_string(admin_port_));
+  }
   admin_thread_ = std::thread([server = admin_.get()] { server->listen_after_bind(); });
   WaitUntilListening(*admin_);
   return LabStatus::Ok();
@@ -209,7 +213,8 @@ nlohmann::json Lab::State() {
   for (const auto& region : regions_) {
     regions[region->name] = {{"url", region->server->url()},
                              {"up", region->up()},
-                             {"faults", region->server->faults().ToJson()}};
+                             {"faults", region->server->faults().ToJson()},
+                             {"requests", region->server->requests().ToJson()}};
   }
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& rule : ownership_->rules()) {

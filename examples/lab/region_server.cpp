@@ -1,6 +1,15 @@
 #include "examples/lab/region_server.h"
 
+#include "examples/lab/connection_threads.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <random>
 
 namespace icewarden::lab {
@@ -36,6 +45,29 @@ void WaitUntilListening(const httplib::Server& server) {
   }
 }
 
+bool WidenListenBacklog(int port, int backlog) {
+  // httplib keeps its listening socket private; find it among this process's descriptors.
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = 0;
+    const std::string name = entry.path().filename().string();
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
+    if (ec != std::errc() || end != name.data() + name.size()) continue;
+    int listening = 0;
+    socklen_t length = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || !listening) {
+      continue;
+    }
+    sockaddr_in address{};
+    length = sizeof address;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+        address.sin_family != AF_INET || ntohs(address.sin_port) != port) {
+      continue;
+    }
+    return listen(fd, backlog) == 0;
+  }
+  return false;
+}
+
 RegionServer::RegionServer(std::string name, std::string host, int port, CatalogApi* api,
                            RegionAuth auth, NowMs now_ms, int threads)
     : name_(std::move(name)),
@@ -53,10 +85,14 @@ LabStatus RegionServer::Start() {
   if (running_) return LabStatus::Ok();
   auto server = std::make_unique<httplib::Server>();
   server->set_keep_alive_timeout(1);
+  // httplib closes a connection after 5 requests by default; a catalog client that pools its
+  // connections (ours does) would then pay a new connection every fifth request. Connections
+  // have their own threads (ConnectionThreads), so a long-lived one starves nobody.
+  server->set_keep_alive_max_count(1000);
   // httplib writes a response's header and body separately; with Nagle on, a keep-alive
   // client waits for its delayed ACK (40 ms on Linux) before the body comes.
   server->set_tcp_nodelay(true);
-  server->new_task_queue = [threads = threads_] { return new httplib::ThreadPool(threads); };
+  server->new_task_queue = [] { return new ConnectionThreads(); };
   Register(*server);
   if (port_ == 0) {
     int port = server->bind_to_any_port(host_);
@@ -66,8 +102,12 @@ LabStatus RegionServer::Start() {
     return LabStatus::Error("region " + name_ + ": cannot bind " + host_ + ":" +
                             std::to_string(port_));
   }
+  if (!WidenListenBacklog(port_)) {
+    return LabStatus::Error("region " + name_ + ": cannot raise the listen backlog of port " +
+                            std::to_string(port_));
+  }
   {
-    std::lock_guard lock(faults_mutex_);
+    std::scoped_lock lock(stop_mutex_, slots_mutex_);
     stopping_ = false;
   }
   server_ = std::move(server);
@@ -81,10 +121,12 @@ void RegionServer::Stop() {
   std::lock_guard lifecycle(lifecycle_mutex_);
   if (!server_) return;
   {
-    std::lock_guard lock(faults_mutex_);
+    // Under both mutexes, so that neither a Pause nor a slot wait misses the wake-up.
+    std::scoped_lock lock(stop_mutex_, slots_mutex_);
     stopping_ = true;
   }
   stopping_cv_.notify_all();
+  slots_cv_.notify_all();
   running_ = false;
   server_->stop();
   if (thread_.joinable()) thread_.join();
@@ -101,11 +143,47 @@ RegionFaults RegionServer::faults() const {
   return faults_;
 }
 
-bool RegionServer::Pause(int ms) {
-  std::unique_lock lock(faults_mutex_);
-  if (ms > 0) {
-    stopping_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+RegionServer::RequestSlot::RequestSlot(RegionServer& server, bool is_commit)
+    : server_(server), is_commit_(is_commit) {
+  std::unique_lock lock(server_.slots_mutex_);
+  server_.slots_cv_.wait(
+      lock, [&] { return server_.stopping_ || server_.requests_.in_progress < server_.threads_; });
+  if (server_.stopping_) return;
+  RequestCounts& counts = server_.requests_;
+  ++counts.in_progress;
+  if (is_commit_) {
+    ++counts.commits_in_progress;
+    counts.peak_commits_in_progress =
+        std::max(counts.peak_commits_in_progress, counts.commits_in_progress);
   }
+  held_ = true;
+}
+
+RegionServer::RequestSlot::~RequestSlot() {
+  if (!held_) return;
+  {
+    std::lock_guard lock(server_.slots_mutex_);
+    --server_.requests_.in_progress;
+    if (is_commit_) --server_.requests_.commits_in_progress;
+  }
+  server_.slots_cv_.notify_one();
+}
+
+RequestCounts RegionServer::requests() const {
+  std::lock_guard lock(slots_mutex_);
+  return requests_;
+}
+
+nlohmann::json RequestCounts::ToJson() const {
+  return {{"in_progress", in_progress},
+          {"commits_in_progress", commits_in_progress},
+          {"peak_commits_in_progress", peak_commits_in_progress}};
+}
+
+bool RegionServer::Pause(int ms) {
+  if (ms <= 0) return !stopping_;
+  std::unique_lock lock(stop_mutex_);
+  stopping_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_.load(); });
   return !stopping_;
 }
 
@@ -113,6 +191,12 @@ void RegionServer::Register(httplib::Server& server) {
   for (auto& route : api_->Routes()) {
     auto handler = [this, inner = route.handler, is_commit = route.is_commit](
                        const httplib::Request& req, httplib::Response& res) {
+      RequestSlot slot(*this, is_commit);
+      if (!slot.held()) {
+        SetErrorResponse(res, 503, "ServiceUnavailableException",
+                         "region " + name_ + " is stopping");
+        return;
+      }
       if (!Admit(req, res, is_commit)) return;
       try {
         inner(req, res);

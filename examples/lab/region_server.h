@@ -32,10 +32,29 @@ struct RegionAuth {
 // Returns once `server`, whose listen_after_bind() runs on another thread, accepts connections.
 void WaitUntilListening(const httplib::Server& server);
 
+// Raises the accept backlog of this process's listening socket bound to 127.0.0.1:`port` (or
+// any address with that port) to `backlog`. Debian's cpp-httplib 0.11 is a compiled library
+// that listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG in our code cannot change it):
+// when a client opens dozens of connections at once, SYNs overflow the queue and are retried
+// after 1 s, 3 s, 7 s... Linux lets listen() be called again on a listening socket to change
+// its backlog. False when no such socket was found.
+bool WidenListenBacklog(int port, int backlog = 1024);
+
+// Requests a region is serving now (waiting out commit latency included), and the most commits
+// it ever served at once: how a test sees that a client kept to its concurrency bound.
+struct RequestCounts {
+  int in_progress = 0;
+  int commits_in_progress = 0;
+  int peak_commits_in_progress = 0;  // since the lab started
+  nlohmann::json ToJson() const;
+};
+
 class RegionServer {
  public:
   // `port` 0 picks an ephemeral port on the first Start; restarts reuse it.
-  // `threads` requests are served at once (commit latency holds a thread while it waits).
+  // `threads` requests are served at once (commit latency holds a slot while it waits); others
+  // wait for a slot. Every connection has its own thread (see ConnectionThreads), so idle
+  // keep-alive connections never hold a slot.
   RegionServer(std::string name, std::string host, int port, CatalogApi* api, RegionAuth auth,
                NowMs now_ms, int threads = 16);
   ~RegionServer();
@@ -52,6 +71,7 @@ class RegionServer {
 
   void SetFaults(const RegionFaults& faults);
   RegionFaults faults() const;
+  RequestCounts requests() const;
 
  private:
   void Register(httplib::Server& server);
@@ -60,6 +80,22 @@ class RegionServer {
   void IssueToken(const httplib::Request& req, httplib::Response& res);
   // Sleeps up to `ms`; false (at once) when the listener is being stopped.
   bool Pause(int ms);
+
+  // One of the `threads_` requests served at once, for a handler's scope; not held when the
+  // server began stopping while it waited.
+  class RequestSlot {
+   public:
+    RequestSlot(RegionServer& server, bool is_commit);
+    ~RequestSlot();
+    RequestSlot(const RequestSlot&) = delete;
+    RequestSlot& operator=(const RequestSlot&) = delete;
+    bool held() const { return held_; }
+
+   private:
+    RegionServer& server_;
+    const bool is_commit_;
+    bool held_ = false;
+  };
 
   const std::string name_;
   const std::string host_;
@@ -77,8 +113,14 @@ class RegionServer {
 
   mutable std::mutex faults_mutex_;
   RegionFaults faults_;
-  std::condition_variable stopping_cv_;
-  bool stopping_ = false;
+  // Three mutexes, not one: a region serving a hundred requests at once, most of them waiting
+  // out an injected commit latency, spent its time handing one mutex between threads.
+  std::atomic<bool> stopping_{false};  // written under stop_mutex_ and slots_mutex_
+  std::mutex stop_mutex_;
+  std::condition_variable stopping_cv_;  // with stop_mutex_
+  mutable std::mutex slots_mutex_;
+  std::condition_variable slots_cv_;  // with slots_mutex_
+  RequestCounts requests_;            // with slots_mutex_
 };
 
 }  // namespace icewarden::lab

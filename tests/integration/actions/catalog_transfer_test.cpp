@@ -69,6 +69,19 @@ TEST_F(CatalogTransferTest, ResumesAfterARunStoppedByItsDeadline) {
   }
 }
 
+TEST_F(CatalogTransferTest, KeepsCommitsInFlightToItsConcurrency) {
+  // Four eu tables, two commit slots, commits slow enough to overlap: the new owner's catalog
+  // sees two commits at once (loads ran ahead to fill both slots), never three.
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 150}}).ok());
+  json params{{"concurrency", 2}, {"batch_size", 1}};
+  auto result = MakeOwnershipTransferAction(env_)->Run(params, Ctx());
+  ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
+  EXPECT_EQ(Detail(result)["markers_written"], static_cast<int>(eu_tables_.size()));
+  json requests = lab_->State()["regions"][kUs]["requests"];
+  EXPECT_EQ(requests["peak_commits_in_progress"], 2) << requests;
+  EXPECT_EQ(requests["commits_in_progress"], 0) << requests;
+}
+
 TEST_F(CatalogTransferTest, CompletesThroughInjectedConflicts) {
   ASSERT_TRUE(lab_->PatchFaults(kUs, {{"error_rate", 0.4}, {"error_status", 409}}).ok());
   auto result = MakeOwnershipTransferAction(env_)->Run(json::object(), Ctx());
