@@ -17,11 +17,18 @@ ActionResult ActionResult::Unknown(std::string reason, std::string detail_json) 
 
 const char* OutcomeName(ActionResult::Outcome o) {
   switch (o) {
-    case ActionResult::Outcome::kSucceeded: return "succeeded";
-    case ActionResult::Outcome::kFailed: return "failed";
-    case ActionResult::Outcome::kUnknown: return "unknown";
+    case ActionResult::Outcome::kSucceeded:
+      return "succeeded";
+    case ActionResult::Outcome::kFailed:
+      return "failed";
+    case ActionResult::Outcome::kUnknown:
+      return "unknown";
   }
   return "unknown";
+}
+
+Result<std::string> Action::Capture(const nlohmann::json&, const ActionContext&) {
+  return std::string();
 }
 
 ActionResult Action::Compensate(const nlohmann::json&, const nlohmann::json&,

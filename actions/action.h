@@ -48,7 +48,7 @@ struct ActionResult {
     kUnknown,  // may or may not have taken effect (timeout mid-request, 5xx on a commit)
   };
   Outcome outcome = Outcome::kFailed;
-  std::string reason{};             // one sentence for people: what happened
+  std::string reason{};            // one sentence for people: what happened
   std::string detail_json = "{}";  // structured output, journaled with the step
 
   static ActionResult Succeeded(std::string reason, std::string detail_json = "{}");
@@ -90,6 +90,9 @@ struct ActionContext {
   std::string scope{};            // the failover's scope
   std::chrono::steady_clock::time_point deadline{};
   const Cancellation* cancel = nullptr;
+  // What Capture recorded before this step's first attempt (JSON), the same on every attempt
+  // and after a restart; empty when the action captures nothing or runs outside an executor.
+  std::string before_json{};
 
   bool expired() const {
     return (cancel != nullptr && cancel->cancelled()) ||
@@ -110,6 +113,12 @@ class Action {
   // One line saying exactly what Run would do with these params (secrets already masked
   // by the caller), for `icewarden runbook plan`.
   virtual std::string Plan(const nlohmann::json& params) const = 0;
+  // Reads the state Run is about to change, before the first attempt, so that the executor
+  // journals it ahead of any effect: a compensation after a crash mid-Run must restore what
+  // was there before the step, not what the crashed attempt left (a re-run reading "the
+  // current state" would read its own effect). Returns JSON, or "" when there is nothing to
+  // record (the default); an error is a failed attempt that changed nothing.
+  virtual Result<std::string> Capture(const nlohmann::json& params, const ActionContext& ctx);
   // Does it. Blocks; returns by ctx.deadline (plus a short grace) or soon after
   // cancellation, with kUnknown when an effect may have happened.
   virtual ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) = 0;

@@ -10,12 +10,13 @@
 // values), add adds values, delete without a value removes the RRset and with a value
 // removes that record.
 //
-// Before updating, Run reads the current RRsets and returns them in detail_json
-// ("previous"), so Compensate can put them back (replace with the old values, or delete
-// what did not exist). Idempotent: replace and delete are, and adding a record that is
-// already there is a no-op in DNS. If a re-run follows a crash after the update was
-// applied, its "previous" is already the new state, so compensating that re-run restores
-// nothing; the journaled detail of the first run is the one to use.
+// Capture reads the current RRsets before the step's first attempt; the executor journals them
+// and hands them to every attempt (ctx.before_json), and Run returns them in detail_json
+// ("previous"), so Compensate can put them back (replace with the old values, or delete what
+// did not exist). A re-run after a crash that followed the update therefore still restores
+// what was there before the step, not the update itself. Run outside an executor (no
+// before_json) reads the RRsets itself. Idempotent: replace and delete are, and adding a
+// record that is already there is a no-op in DNS.
 //
 // Outcomes: REFUSED, NOTAUTH, BADSIG and other error RCODEs -> failed with the RCODE name
 // (the server changed nothing); no answer after sending -> unknown; the server accepted
@@ -241,6 +242,24 @@ nlohmann::json RRsetJson(const RRset& r) {
   return {{"name", r.name}, {"type", DnsTypeName(r.type)}, {"ttl", r.ttl}, {"values", r.values}};
 }
 
+// The inverse of RRsetJson; nullopt when `j` is not one.
+std::optional<RRset> RRsetFromJson(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() || !j.contains("type") ||
+      !j["type"].is_string() || !j.contains("values") || !j["values"].is_array())
+    return std::nullopt;
+  auto type = ParseDnsType(j["type"].get<std::string>());
+  if (!type) return std::nullopt;
+  RRset r;
+  r.name = j["name"].get<std::string>();
+  r.type = *type;
+  r.ttl = j.value("ttl", 0u);
+  for (const auto& v : j["values"]) {
+    if (!v.is_string()) return std::nullopt;
+    r.values.push_back(v.get<std::string>());
+  }
+  return r;
+}
+
 std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -298,6 +317,36 @@ ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>&
   return ActionResult::Failed(reason + "; nothing changed", Dump(detail));
 }
 
+// The RRsets the step names, as the server has them now. Unsigned queries: reading needs no
+// key.
+Result<std::vector<RRset>> ReadRRsets(const Rfc2136Spec& s, const ActionContext& ctx) {
+  std::vector<RRset> out;
+  for (const auto& r : s.rrsets) {
+    DnsLookup got = QueryRRset(s.server, r.name, r.type, Left(ctx, 5s));
+    if (!got.ok)
+      return Status::Unavailable("could not read the current records before updating: " +
+                                 got.error);
+    out.push_back(got.rrset);
+  }
+  return out;
+}
+
+// The RRsets Capture recorded: {"previous": [RRsetJson...]}.
+Result<std::vector<RRset>> CapturedRRsets(const std::string& before_json) {
+  auto j = nlohmann::json::parse(before_json, nullptr, false);
+  if (!j.is_object() || !j.contains("previous") || !j["previous"].is_array())
+    return Status::InvalidArgument("the records captured before the step are malformed: " +
+                                   before_json);
+  std::vector<RRset> out;
+  for (const auto& p : j["previous"]) {
+    auto r = RRsetFromJson(p);
+    if (!r)
+      return Status::InvalidArgument("a record captured before the step is malformed: " + p.dump());
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
 class DnsRfc2136Action final : public Action {
  public:
   std::string_view kind() const override { return "dns.rfc2136"; }
@@ -321,25 +370,32 @@ class DnsRfc2136Action final : public Action {
            "; then query to verify";
   }
 
+  Result<std::string> Capture(const nlohmann::json& params, const ActionContext& ctx) override {
+    std::vector<ParamError> errors;
+    auto s = Parse(params, errors);
+    if (!s) return Status::InvalidArgument(FirstParamError(errors));
+    auto before = ReadRRsets(*s, ctx);
+    if (!before.ok()) return before.status();
+    nlohmann::json previous = nlohmann::json::array();
+    for (const auto& r : *before) previous.push_back(RRsetJson(r));
+    return Dump(nlohmann::json{{"previous", previous}});
+  }
+
   ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
     std::vector<ParamError> errors;
     auto s = Parse(params, errors);
     if (!s) return ActionResult::Failed(FirstParamError(errors));
     if (ctx.expired()) return ActionResult::Failed("dns.rfc2136 did not start: step expired");
-    // The RRsets as they are, for Compensate. Unsigned queries: reading needs no key.
-    std::vector<RRset> before;
+    // The RRsets from before the step, for Compensate: as captured before the first attempt,
+    // else as they are now.
+    Result<std::vector<RRset>> before =
+        ctx.before_json.empty() ? ReadRRsets(*s, ctx) : CapturedRRsets(ctx.before_json);
+    if (!before.ok()) return ActionResult::Failed(before.status().message());
     nlohmann::json previous = nlohmann::json::array();
-    for (const auto& r : s->rrsets) {
-      DnsLookup got = QueryRRset(s->server, r.name, r.type, Left(ctx, 5s));
-      if (!got.ok)
-        return ActionResult::Failed("could not read the current records before updating: " +
-                                    got.error);
-      previous.push_back(RRsetJson(got.rrset));
-      before.push_back(got.rrset);
-    }
+    for (const auto& r : *before) previous.push_back(RRsetJson(r));
     nlohmann::json detail = {
         {"server", s->server.ToString()}, {"zone", s->zone}, {"previous", previous}};
-    return UpdateAndVerify(*s, Changes(s->rrsets), s->rrsets, before, std::move(detail), "UPDATE",
+    return UpdateAndVerify(*s, Changes(s->rrsets), s->rrsets, *before, std::move(detail), "UPDATE",
                            ctx);
   }
 

@@ -13,14 +13,15 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The journal's result_json: masked params, the action's detail, and the completion
-// number of a succeeded step.
+// The journal's result_json: masked params, the action's detail, the completion number of a
+// succeeded step, and what the action captured before its first attempt (null: nothing).
 std::string Envelope(const Json& masked_params, const std::string& detail_json,
-                     std::int64_t completion) {
+                     std::int64_t completion, const Json& before) {
   Json detail = Json::parse(detail_json.empty() ? "{}" : detail_json, nullptr, false);
   if (detail.is_discarded()) detail = Json{{"unparsed", detail_json}};
   Json out{{"params", masked_params}, {"detail", std::move(detail)}};
   if (completion > 0) out["completion"] = completion;
+  if (!before.is_null()) out["before"] = before;
   return out.dump();
 }
 
@@ -157,9 +158,8 @@ Status ExecutorRun::RecordInFlightFailed(StepRecord record, const std::string& r
   return Status::Ok();
 }
 
-ActionResult ExecutorRun::Invoke(const StepJob& job, const Json& params,
-                                 const std::string& record_id) {
-  Cancellation cancel;
+ActionContext ExecutorRun::Context(const StepJob& job, const std::string& record_id,
+                                   const Cancellation& cancel) const {
   ActionContext ctx;
   ctx.failover_id = failover_.id;
   ctx.step_id = record_id;
@@ -169,6 +169,31 @@ ActionResult ExecutorRun::Invoke(const StepJob& job, const Json& params,
   ctx.scope = failover_.scope;
   ctx.deadline = std::chrono::steady_clock::now() + job.timeout;
   ctx.cancel = &cancel;
+  return ctx;
+}
+
+Result<Json> ExecutorRun::CaptureBefore(const StepJob& job, const Json& params) {
+  Cancellation cancel;
+  ActionContext ctx = Context(job, job.record_id, cancel);
+  const std::uint64_t token = ex_.watchdog_->Arm(ctx.deadline, &cancel);
+  Result<std::string> captured = Status::Internal("unset");
+  try {
+    captured = job.action->Capture(params, ctx);
+  } catch (const std::exception& e) {
+    captured = Status::Unavailable(std::string("the action threw: ") + e.what());
+  }
+  ex_.watchdog_->Disarm(token);
+  if (!captured.ok()) return captured.status();
+  if (captured->empty()) return Json();
+  Json j = Json::parse(*captured, nullptr, false);
+  return j.is_discarded() ? Json(*captured) : j;
+}
+
+ActionResult ExecutorRun::Invoke(const StepJob& job, const Json& params,
+                                 const std::string& record_id, const Json& before) {
+  Cancellation cancel;
+  ActionContext ctx = Context(job, record_id, cancel);
+  if (!before.is_null()) ctx.before_json = before.dump();
   const std::uint64_t token = ex_.watchdog_->Arm(ctx.deadline, &cancel);
   ActionResult result;
   try {
@@ -210,17 +235,29 @@ Result<StepRecord> ExecutorRun::RunJob(const StepJob& job) {
   const bool idempotent = job.action->idempotent();
   // A resumed in-flight attempt is re-run even when the budget is spent: it never finished.
   const int last_attempt = std::max(job.retry.attempts, job.first_attempt);
+  // Captured once, before the first attempt, and journaled with the running record: every
+  // attempt, and a run resumed after a crash, sees the state from before the step.
+  Json before = job.before;
   for (int attempt = job.first_attempt;; ++attempt) {
-    rec.state = job.running_state;
     rec.attempt = attempt;
-    rec.reason =
-        "attempt " + std::to_string(attempt) + " of " + std::to_string(last_attempt) + " started";
-    rec.result_json = Envelope(resolved->masked, "{}", 0);
     rec.started_at = ex_.clock_->Now();
     rec.finished_at = 0;
-    if (Status s = Journal(rec); !s.ok()) return s;
-
-    ActionResult result = Invoke(job, resolved->value, job.record_id);
+    ActionResult result;
+    Result<Json> captured = before;
+    if (before.is_null() && !job.undo_via_action) captured = CaptureBefore(job, resolved->value);
+    if (!captured.ok()) {
+      // Nothing was done: a definite failure of this attempt.
+      result = ActionResult::Failed("could not record the state before acting: " +
+                                    captured.status().message());
+    } else {
+      before = *captured;
+      rec.state = job.running_state;
+      rec.reason =
+          "attempt " + std::to_string(attempt) + " of " + std::to_string(last_attempt) + " started";
+      rec.result_json = Envelope(resolved->masked, "{}", 0, before);
+      if (Status s = Journal(rec); !s.ok()) return s;
+      result = Invoke(job, resolved->value, job.record_id, before);
+    }
     rec.finished_at = ex_.clock_->Now();
     if (result.ok()) {
       std::int64_t completion;
@@ -230,7 +267,7 @@ Result<StepRecord> ExecutorRun::RunJob(const StepJob& job) {
       }
       rec.state = job.done_state;
       rec.reason = result.reason.empty() ? "succeeded" : result.reason;
-      rec.result_json = Envelope(resolved->masked, result.detail_json, completion);
+      rec.result_json = Envelope(resolved->masked, result.detail_json, completion, before);
       if (Status s = Journal(rec); !s.ok()) return s;
       Note(rec, false);
       return rec;
@@ -238,7 +275,7 @@ Result<StepRecord> ExecutorRun::RunJob(const StepJob& job) {
 
     const bool unknown = result.outcome == ActionResult::Outcome::kUnknown;
     const bool retryable = !unknown || idempotent;
-    rec.result_json = Envelope(resolved->masked, result.detail_json, 0);
+    rec.result_json = Envelope(resolved->masked, result.detail_json, 0, before);
     if (retryable && attempt < last_attempt) {
       const std::chrono::milliseconds wait =
           ex_.Backoff(job.retry, attempt - job.first_attempt + 1);
@@ -338,6 +375,7 @@ Result<SectionOutcome> ExecutorRun::RunSection(RunbookSection section, bool watc
       job.timeout = step.timeout;
       job.retry = step.retry;
       job.first_attempt = prev ? prev->attempt + 1 : 1;
+      if (prev) job.before = EnvelopeField(*prev, "before");
       jobs.push_back(std::move(job));
     }
     if (!jobs.empty()) {

@@ -49,6 +49,8 @@ struct StepJob {
   StepState running_state = StepState::kRunning;
   StepState done_state = StepState::kSucceeded;
   int first_attempt = 1;  // > 1 when resuming
+  // What the action captured before an earlier attempt (from the journal); null: nothing yet.
+  nlohmann::json before = nullptr;
 };
 
 class ExecutorRun {
@@ -83,9 +85,13 @@ class ExecutorRun {
   // Runs a job under the journal protocol: retries, backoff, timeout. The final record is
   // succeeded/compensated or failed; an error only when the journal could not be written.
   Result<StepRecord> RunJob(const StepJob& job);
-  // One invocation with a deadline and a watchdog.
+  // One invocation with a deadline and a watchdog; `before` becomes ctx.before_json.
   ActionResult Invoke(const StepJob& job, const nlohmann::json& params,
-                      const std::string& record_id);
+                      const std::string& record_id, const nlohmann::json& before);
+  // The action's Capture under the step's deadline; null when it captured nothing.
+  Result<nlohmann::json> CaptureBefore(const StepJob& job, const nlohmann::json& params);
+  ActionContext Context(const StepJob& job, const std::string& record_id,
+                        const Cancellation& cancel) const;
   // Runs the jobs (in parallel when more than one) and returns their final records.
   Result<std::vector<StepRecord>> RunJobs(const std::vector<StepJob>& jobs);
   Status Journal(const StepRecord& record);

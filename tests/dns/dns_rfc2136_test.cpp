@@ -30,6 +30,7 @@ svc2      IN CNAME catalog-a.lab.test.
 svc3      IN CNAME catalog-a.lab.test.
 svc4      IN CNAME catalog-a.lab.test.
 svc5      IN CNAME catalog-a.lab.test.
+svc6      IN CNAME catalog-a.lab.test.
 gone      IN A 10.0.0.9
 gone      IN A 10.0.0.10
 multi     IN A 10.2.0.1
@@ -190,6 +191,40 @@ TEST_F(DnsRfc2136Test, CompensateRestoresThePreviousCnameAndRemovesWhatWasAdded)
                              "delete added4.lab.test. TXT");
   EXPECT_THAT(Values("svc4.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
   EXPECT_THAT(Values("added4.lab.test.", DnsType::kTXT), IsEmpty());
+}
+
+TEST_F(DnsRfc2136Test, ARunRepeatedAfterACrashStillUndoesToTheStateBeforeTheStep) {
+  // The executor's order: Capture before the first attempt (journaled), then Run with it. The
+  // first Run applies the update and the process dies before its result is journaled; the
+  // re-run finds the update already there, yet its "previous" is still catalog-a.
+  const json params = Update(
+      json::array({{{"name", "svc6"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}}}));
+  auto captured = update_->Capture(params, TestContext(10s));
+  ASSERT_TRUE(captured.ok()) << captured.status().ToString();
+  ActionContext ctx = TestContext(10s);
+  ctx.before_json = *captured;
+  ASSERT_EQ(update_->Run(params, ctx).outcome, Outcome::kSucceeded);
+  ASSERT_THAT(Values("svc6.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+
+  auto rerun = update_->Run(params, ctx);
+  ASSERT_EQ(rerun.outcome, Outcome::kSucceeded) << rerun.reason;
+  json previous = json::parse(rerun.detail_json)["previous"];
+  ASSERT_EQ(previous.size(), 1u) << previous;
+  EXPECT_EQ(previous[0]["values"], json::array({"catalog-a.lab.test."}));
+
+  auto undo = update_->Compensate(params, json::parse(rerun.detail_json), TestContext(10s));
+  ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
+  EXPECT_THAT(Values("svc6.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, CaptureOfAnUnreachableServerFailsAndChangesNothing) {
+  json params =
+      Update(json::array({{{"name", "svc5"}, {"type", "CNAME"}, {"value", "x.lab.test."}}}));
+  params["server"] = "127.0.0.1:" + std::to_string(FreeTcpUdpPort());
+  auto captured = update_->Capture(params, TestContext(800ms));
+  ASSERT_FALSE(captured.ok());
+  EXPECT_THAT(captured.status().message(),
+              HasSubstr("could not read the current records before updating"));
 }
 
 TEST_F(DnsRfc2136Test, DeadServerFailsBeforeAnythingIsSent) {

@@ -71,7 +71,7 @@ std::vector<std::string> ScriptedActionLog::Lines() const {
 }
 
 ScriptedAction::ScriptedAction(std::string kind, bool idempotent, bool has_compensation,
-                       std::shared_ptr<ScriptedActionLog> log)
+                               std::shared_ptr<ScriptedActionLog> log)
     : kind_(std::move(kind)),
       idempotent_(idempotent),
       has_compensation_(has_compensation),
@@ -83,13 +83,30 @@ std::string ScriptedAction::Plan(const nlohmann::json& params) const {
   return kind_ + " " + params.dump();
 }
 
+Result<std::string> ScriptedAction::Capture(const nlohmann::json& params,
+                                            const ActionContext& ctx) {
+  if (!params.contains("capture")) return std::string();
+  if (params["capture"] == "error") {
+    log_->Add({"capture", kind_, ctx.step_id, "failed", nlohmann::json(), ""});
+    return Status::Unavailable("the fake could not read the state");
+  }
+  int call;
+  {
+    std::lock_guard lock(mu_);
+    call = ++captures_[ctx.idempotency_key];
+  }
+  std::string captured = nlohmann::json{{"captured", params["capture"]}, {"call", call}}.dump();
+  log_->Add({"capture", kind_, ctx.step_id, "succeeded", nlohmann::json(), captured});
+  return captured;
+}
+
 ActionResult ScriptedAction::Run(const nlohmann::json& params, const ActionContext& ctx) {
   int call;
   {
     std::lock_guard lock(mu_);
     call = calls_[ctx.idempotency_key]++;
   }
-  log_->Add({"start", kind_, ctx.step_id, "", nlohmann::json()});
+  log_->Add({"start", kind_, ctx.step_id, "", nlohmann::json(), ctx.before_json});
   nlohmann::json outcomes = params.value("outcomes", nlohmann::json::array({"succeeded"}));
   std::string name =
       outcomes.empty()
@@ -110,8 +127,9 @@ ActionResult ScriptedAction::Run(const nlohmann::json& params, const ActionConte
   return result;
 }
 
-ActionResult ScriptedAction::Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,
-                                    const ActionContext& ctx) {
+ActionResult ScriptedAction::Compensate(const nlohmann::json& params,
+                                        const nlohmann::json& run_detail,
+                                        const ActionContext& ctx) {
   ActionResult result = Outcome(params.value("compensate", "succeeded"),
                                 "compensating " + ctx.step_id, nlohmann::json::object());
   log_->Add({"compensate", kind_, ctx.step_id, OutcomeName(result.outcome), run_detail});

@@ -8,6 +8,8 @@
 //                          when the context is cancelled or expires
 //   "compensate": "failed" | "unknown" | "succeeded"   outcome of Compensate (default succeeded)
 //   "detail": {...}        detail_json of a success (Compensate gets it back as run_detail)
+//   "capture": V           Capture returns {"captured": V, "call": N} (N counts Capture calls
+//                          per idempotency key); "capture": "error" fails Capture
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -26,11 +28,12 @@ namespace icewarden::testing {
 class ScriptedActionLog {
  public:
   struct Event {
-    std::string what;           // "start" | "end" | "compensate"
-    std::string kind;           // action kind
-    std::string step_id;        // ctx.step_id ("p1", "p1.compensate")
-    std::string outcome;        // for "end" and "compensate": succeeded | failed | unknown
-    nlohmann::json run_detail;  // for "compensate"
+    std::string what;             // "capture" | "start" | "end" | "compensate"
+    std::string kind;             // action kind
+    std::string step_id;          // ctx.step_id ("p1", "p1.compensate")
+    std::string outcome;          // for "end" and "compensate": succeeded | failed | unknown
+    nlohmann::json run_detail{};  // for "compensate"
+    std::string before{};         // "start": ctx.before_json; "capture": what Capture returned
   };
   void Add(Event e);
   std::vector<Event> Events() const;
@@ -51,12 +54,13 @@ class ScriptedActionLog {
 class ScriptedAction final : public Action {
  public:
   ScriptedAction(std::string kind, bool idempotent, bool has_compensation,
-             std::shared_ptr<ScriptedActionLog> log);
+                 std::shared_ptr<ScriptedActionLog> log);
 
   std::string_view kind() const override { return kind_; }
   bool idempotent() const override { return idempotent_; }
   std::vector<ParamError> Validate(const nlohmann::json& params) const override;
   std::string Plan(const nlohmann::json& params) const override;
+  Result<std::string> Capture(const nlohmann::json& params, const ActionContext& ctx) override;
   ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override;
   bool has_compensation() const override { return has_compensation_; }
   ActionResult Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,
@@ -68,7 +72,8 @@ class ScriptedAction final : public Action {
   bool has_compensation_;
   std::shared_ptr<ScriptedActionLog> log_;
   std::mutex mu_;
-  std::map<std::string, int> calls_;  // by idempotency key
+  std::map<std::string, int> calls_;     // by idempotency key
+  std::map<std::string, int> captures_;  // by idempotency key
 };
 
 // Registers the usual fakes into `registry`, sharing `log`:

@@ -12,9 +12,9 @@
 
 #include "runbooks/executor.h"
 #include "state/sqlite_store.h"
-#include "tests/fakes/scripted_action.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/machine_transitions.h"
+#include "tests/fakes/scripted_action.h"
 
 namespace icewarden::testing {
 
@@ -87,7 +87,8 @@ class ExecutorTest : public ::testing::Test {
 
   // Writes a record as an earlier executor would have, for resume tests.
   void Journaled(const std::string& step_id, const std::string& section, const std::string& action,
-                 StepState state, int attempt = 1, std::int64_t completion = 0) {
+                 StepState state, int attempt = 1, std::int64_t completion = 0,
+                 const Json& before = nullptr) {
     StepRecord r;
     r.failover_id = "fo-1";
     r.step_id = step_id;
@@ -98,6 +99,7 @@ class ExecutorTest : public ::testing::Test {
     r.reason = "journaled by the test";
     Json envelope{{"params", Json::object()}, {"detail", Json::object()}};
     if (completion > 0) envelope["completion"] = completion;
+    if (!before.is_null()) envelope["before"] = before;
     r.result_json = envelope.dump();
     ASSERT_TRUE(store->PutStep(r).ok());
   }
