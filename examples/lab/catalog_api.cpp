@@ -169,7 +169,8 @@ void CatalogApi::ListNamespaces(const httplib::Request& req, httplib::Response& 
 void CatalogApi::CreateNamespace(const httplib::Request& req, httplib::Response& res) {
   json body;
   if (!ParseBody(req, res, &body)) return;
-  Send(Idempotent(req.get_header_value("Idempotency-Key"),
+  std::string resource = body.contains("namespace") ? body["namespace"].dump() : "";
+  Send(Idempotent(req.get_header_value("Idempotency-Key"), "namespace " + resource,
                   [&] { return CreateNamespaceLocked(body); }),
        res);
 }
@@ -238,7 +239,8 @@ void CatalogApi::CreateTable(const httplib::Request& req, httplib::Response& res
   json body;
   if (!ParseBody(req, res, &body)) return;
   auto ns = NamespaceParam(req, 1);
-  Send(Idempotent(req.get_header_value("Idempotency-Key"),
+  std::string name = body.contains("name") && body["name"].is_string() ? body["name"] : "";
+  Send(Idempotent(req.get_header_value("Idempotency-Key"), TableIdent{ns, name}.Dotted(),
                   [&] { return CreateTableLocked(ns, body); }),
        res);
 }
@@ -306,7 +308,7 @@ void CatalogApi::CommitTable(const httplib::Request& req, httplib::Response& res
 
 StoredResponse CatalogApi::Commit(const TableIdent& table, const json& request,
                                   const std::string& idempotency_key) {
-  return Idempotent(idempotency_key, [&] { return CommitLocked(table, request); });
+  return Idempotent(idempotency_key, table.Dotted(), [&] { return CommitLocked(table, request); });
 }
 
 StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& request) {
@@ -352,9 +354,10 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
                       MetadataEtag(location, false));
 }
 
-StoredResponse CatalogApi::Idempotent(const std::string& key,
+StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,
                                       const std::function<StoredResponse()>& apply) {
-  std::lock_guard lock(mutation_mutex_);
+  std::lock_guard lock(
+      mutation_stripes_[std::hash<std::string>{}(resource) % mutation_stripes_.size()]);
   int64_t now = now_ms_();
   if (!key.empty()) {
     if (auto stored = store_->FindResponse(key, now - kIdempotencyLifetimeMs)) return *stored;

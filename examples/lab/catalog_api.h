@@ -9,6 +9,7 @@
 
 #include <httplib.h>
 
+#include <array>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -62,13 +63,17 @@ class CatalogApi {
   StoredResponse CreateTableLocked(const std::vector<std::string>& ns, const json& body);
   StoredResponse CommitLocked(const TableIdent& table, const json& request);
   // Runs `apply` once per Idempotency-Key within its lifetime; 5xx results are not remembered.
-  StoredResponse Idempotent(const std::string& key, const std::function<StoredResponse()>& apply);
+  // `resource` (the table or namespace changed) picks the lock: mutations of one resource are
+  // serialized, mutations of different ones run in parallel, as in a real catalog. An
+  // Idempotency-Key names one request, hence one resource, so its check-then-act is covered.
+  StoredResponse Idempotent(const std::string& key, const std::string& resource,
+                            const std::function<StoredResponse()>& apply);
 
   std::string warehouse_;
   std::string base_location_;
   CatalogStore* store_;
   NowMs now_ms_;
-  std::mutex mutation_mutex_;
+  std::array<std::mutex, 64> mutation_stripes_;
 };
 
 }  // namespace icewarden::lab

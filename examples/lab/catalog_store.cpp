@@ -256,24 +256,35 @@ std::vector<std::string> CatalogStore::TableNames(const std::vector<std::string>
 }
 
 std::optional<LoadedTable> CatalogStore::LoadTable(const TableIdent& table) {
-  std::lock_guard lock(mutex_);
-  Statement query(*statements_,
-                  "SELECT t.metadata_location, f.metadata FROM tables t JOIN metadata_files f"
-                  " ON f.namespace = t.namespace AND f.name = t.name"
-                  " AND f.location = t.metadata_location"
-                  " WHERE t.namespace = ? AND t.name = ?");
-  if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
-  return LoadedTable{query.Text(0), json::parse(query.Text(1))};
+  std::string location, text;
+  {
+    std::lock_guard lock(mutex_);
+    Statement query(*statements_,
+                    "SELECT t.metadata_location, f.metadata FROM tables t JOIN metadata_files f"
+                    " ON f.namespace = t.namespace AND f.name = t.name"
+                    " AND f.location = t.metadata_location"
+                    " WHERE t.namespace = ? AND t.name = ?");
+    if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
+    location = query.Text(0);
+    text = query.Text(1);
+  }
+  // Parsed outside the mutex: every other request of the region waits on it.
+  return LoadedTable{std::move(location), json::parse(text)};
+}
+
+CatalogStore::MetadataRow CatalogStore::RowOf(const json& metadata) {
+  return {metadata.dump(), OwnerClaim(metadata), EpochClaim(metadata),
+          metadata.value("current-snapshot-id", int64_t{-1})};
 }
 
 void CatalogStore::InsertFileLocked(const TableIdent& table, const std::string& location,
-                                    int64_t committed_ms, const json* metadata) {
+                                    int64_t committed_ms, const std::string* metadata_text) {
   Statement insert(*statements_,
                    "INSERT OR IGNORE INTO metadata_files"
                    " (namespace, name, location, committed_ms, metadata) VALUES (?, ?, ?, ?, ?)");
   insert.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, location).Bind(4, committed_ms);
-  if (metadata) {
-    insert.Bind(5, metadata->dump());
+  if (metadata_text) {
+    insert.Bind(5, *metadata_text);
   } else {
     insert.BindNull(5);
   }
@@ -287,7 +298,7 @@ void CatalogStore::InsertFileLocked(const TableIdent& table, const std::string& 
 }
 
 void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string& location,
-                                     const json& metadata) {
+                                     const MetadataRow& row) {
   Statement upsert(*statements_,
                    "INSERT INTO tables (namespace, name, metadata_location, owner_claim,"
                    " epoch_claim, main_snapshot_id) VALUES (?, ?, ?, ?, ?, ?)"
@@ -298,14 +309,15 @@ void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string&
   upsert.Bind(1, table.NamespaceKey())
       .Bind(2, table.name)
       .Bind(3, location)
-      .Bind(4, OwnerClaim(metadata))
-      .Bind(5, EpochClaim(metadata))
-      .Bind(6, metadata.value("current-snapshot-id", int64_t{-1}))
+      .Bind(4, row.owner_claim)
+      .Bind(5, row.epoch_claim)
+      .Bind(6, row.main_snapshot_id)
       .Step();
 }
 
 StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::string& location,
                                        const json& metadata, int64_t now_ms) {
+  const MetadataRow row = RowOf(metadata);
   std::lock_guard lock(mutex_);
   Transaction transaction(db_);
   if (!NamespaceExistsLocked(table.NamespaceKey())) return StoreOutcome::kNotFound;
@@ -313,8 +325,8 @@ StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::strin
   if (exists.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
     return StoreOutcome::kAlreadyExists;
   }
-  InsertFileLocked(table, location, now_ms, &metadata);
-  UpsertTableLocked(table, location, metadata);
+  InsertFileLocked(table, location, now_ms, &row.text);
+  UpsertTableLocked(table, location, row);
   transaction.Commit();
   return StoreOutcome::kOk;
 }
@@ -322,6 +334,7 @@ StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::strin
 StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string& expected_location,
                                      const std::string& location, const json& metadata,
                                      int64_t now_ms) {
+  const MetadataRow row = RowOf(metadata);  // serialized before taking the mutex
   std::lock_guard lock(mutex_);
   Transaction transaction(db_);
   Statement current(*statements_,
@@ -330,8 +343,8 @@ StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string&
     return StoreOutcome::kNotFound;
   }
   if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
-  InsertFileLocked(table, location, now_ms, &metadata);
-  UpsertTableLocked(table, location, metadata);
+  InsertFileLocked(table, location, now_ms, &row.text);
+  UpsertTableLocked(table, location, row);
   transaction.Commit();
   return StoreOutcome::kOk;
 }
@@ -396,6 +409,7 @@ ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,
 StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
                                             const std::string& expected_location,
                                             const ReplicationPlan& plan) {
+  const MetadataRow target = RowOf(plan.target_metadata);
   std::lock_guard lock(mutex_);
   Transaction transaction(db_);
   Statement current(*statements_,
@@ -414,9 +428,9 @@ StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     bool last = i + 1 == plan.rows.size();
     InsertFileLocked(table, plan.rows[i].location, plan.rows[i].committed_ms,
-                     last ? &plan.target_metadata : nullptr);
+                     last ? &target.text : nullptr);
   }
-  UpsertTableLocked(table, plan.rows.back().location, plan.target_metadata);
+  UpsertTableLocked(table, plan.rows.back().location, target);
   transaction.Commit();
   return StoreOutcome::kOk;
 }

@@ -107,10 +107,20 @@ class CatalogStore {
   explicit CatalogStore(sqlite3* db);
   void Exec(const std::string& sql);
   bool NamespaceExistsLocked(const std::string& key);
+  // A metadata file's JSON text and the columns derived from it, computed before taking the
+  // mutex (serializing is the expensive part of a commit).
+  struct MetadataRow {
+    std::string text;
+    std::string owner_claim;
+    int64_t epoch_claim = -1;
+    int64_t main_snapshot_id = -1;
+  };
+  static MetadataRow RowOf(const json& metadata);
+  // `metadata_text` null: the file's JSON is not kept.
   void InsertFileLocked(const TableIdent& table, const std::string& location, int64_t committed_ms,
-                        const json* metadata);
+                        const std::string* metadata_text);
   void UpsertTableLocked(const TableIdent& table, const std::string& location,
-                         const json& metadata);
+                         const MetadataRow& row);
 
   std::mutex mutex_;
   sqlite3* db_;
