@@ -103,11 +103,14 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
   void Load(std::shared_ptr<Marker> m, std::function<void()> release) {
     ++m->loads;
     auto self = shared_from_this();
-    client->LoadTable(m->table, std::nullopt,
-                      [self, m, release = std::move(release)](Result<LoadTableOutcome> r) {
-                        release();
-                        self->OnLoaded(m, std::move(r));
-                      });
+    // Only the properties and the uuid matter here: no snapshot history.
+    client->LoadTable(
+        m->table, std::nullopt,
+        [self, m, release = std::move(release)](Result<LoadTableOutcome> r) {
+          release();
+          self->OnLoaded(m, std::move(r));
+        },
+        {}, SnapshotsMode::kRefs);
   }
 
   void Retry(const std::shared_ptr<Marker>& m, std::string why) {

@@ -247,13 +247,15 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
   }
 
   void LoadTable(TableIdent table, std::optional<std::string> etag,
-                 CatalogCallback<LoadTableOutcome> done, std::chrono::milliseconds deadline) {
+                 CatalogCallback<LoadTableOutcome> done, std::chrono::milliseconds deadline,
+                 SnapshotsMode snapshots) {
     const std::string what = "load table " + table.ToString();
     Prepare(kLoadTable, deadline,
-            [self = shared_from_this(), table, etag, done, deadline, what](Status s) {
+            [self = shared_from_this(), table, etag, done, deadline, what, snapshots](Status s) {
               if (!s.ok()) return self->Deliver<LoadTableOutcome>(done, Prefixed(what, s));
               HttpRequest req;
-              req.url = self->TablePath(table) + "?snapshots=all";
+              req.url = self->TablePath(table) +
+                        (snapshots == SnapshotsMode::kRefs ? "?snapshots=refs" : "?snapshots=all");
               if (etag && !etag->empty()) req.headers.Set("If-None-Match", *etag);
               if (!self->options_.access_delegation.empty()) {
                 req.headers.Set("X-Iceberg-Access-Delegation", self->options_.access_delegation);
@@ -380,8 +382,10 @@ void CatalogClient::ListTables(Namespace ns, CatalogCallback<std::vector<TableId
 }
 
 void CatalogClient::LoadTable(TableIdent table, std::optional<std::string> etag,
-                              CatalogCallback<LoadTableOutcome> done, CallOptions call) {
-  core_->LoadTable(std::move(table), std::move(etag), std::move(done), core_->Deadline(call));
+                              CatalogCallback<LoadTableOutcome> done, CallOptions call,
+                              SnapshotsMode snapshots) {
+  core_->LoadTable(std::move(table), std::move(etag), std::move(done), core_->Deadline(call),
+                   snapshots);
 }
 
 void CatalogClient::CommitTable(TableCommit commit, CatalogCallback<CommitOutcome> done,

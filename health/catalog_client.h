@@ -105,10 +105,11 @@ class CatalogClient {
   void ListTables(Namespace ns, CatalogCallback<std::vector<TableIdent>> done,
                   CallOptions call = {});
 
-  // GET .../tables/{table}?snapshots=all. With `etag`, sends If-None-Match and yields
-  // not_modified on 304. 404 is kNotFound.
+  // GET .../tables/{table}?snapshots=all (or refs). With `etag`, sends If-None-Match and
+  // yields not_modified on 304 (an ETag names one mode's response). 404 is kNotFound.
   void LoadTable(TableIdent table, std::optional<std::string> etag,
-                 CatalogCallback<LoadTableOutcome> done, CallOptions call = {});
+                 CatalogCallback<LoadTableOutcome> done, CallOptions call = {},
+                 SnapshotsMode snapshots = SnapshotsMode::kAll);
 
   // POST .../tables/{table} with a CommitTableRequest. Sends an Idempotency-Key only when
   // the config advertised idempotency-key-lifetime: commit.idempotency_key if given and

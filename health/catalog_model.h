@@ -76,6 +76,11 @@ struct TableSnapshotView {
   std::string etag;  // the response's ETag; empty when the server sent none
 };
 
+// Which snapshots a table load asks for (the spec's `snapshots` query parameter). kRefs: only
+// those referenced by a branch or tag; enough for anything but history (lag needs kAll), and
+// much smaller for a table with thousands of snapshots.
+enum class SnapshotsMode { kAll, kRefs };
+
 struct LoadTableOutcome {
   // true: the server answered 304 to If-None-Match; `table` is empty, the caller's copy
   // is current.

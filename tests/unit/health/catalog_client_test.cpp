@@ -217,6 +217,17 @@ TEST_F(CatalogClientTest, LoadTableParsesHistoryAndProperties) {
   EXPECT_FALSE(transport_.requests().back().headers.Has("If-None-Match"));
 }
 
+TEST_F(CatalogClientTest, LoadTableCanAskForReferencedSnapshotsOnly) {
+  auto client = Client();
+  LoadConfig(*client);
+  transport_.Expect("GET", std::string(kRoot) + "/namespaces/sales/tables/orders?snapshots=refs",
+                    JsonResponse(200, kLoadTableBody));
+  Caught<LoadTableOutcome> c;
+  client->LoadTable({{"sales"}, "orders"}, std::nullopt, c.Callback(), {}, SnapshotsMode::kRefs);
+  ASSERT_TRUE(c->ok()) << c->status().ToString();
+  EXPECT_EQ((*c)->table.properties.at("icewarden.epoch"), "4");
+}
+
 TEST_F(CatalogClientTest, LoadTableWithEtagSendsIfNoneMatchAndReportsNotModified) {
   auto o = Options();
   o.access_delegation = "vended-credentials";
