@@ -1,10 +1,14 @@
 #include "actions/ownership_transfer.h"
 
 #include <charconv>
+#include <chrono>
+#include <functional>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "actions/catalog_session.h"
+#include "actions/ownership_batch.h"
 #include "health/in_flight_limit.h"
 #include "state/state_store.h"
 
@@ -13,7 +17,6 @@ namespace icewarden {
 namespace {
 
 constexpr std::size_t kMaxReportedErrors = 10;
-constexpr int kMaxStoreAttempts = 4;
 
 std::optional<Epoch> MarkerEpoch(const TableSnapshotView& view) {
   auto it = view.properties.find("icewarden.epoch");
@@ -53,9 +56,12 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
   int ahead = 0;        // marker jobs not finished and not holding a commit slot
 
   void Fail(const TableIdent& table, std::string error) {
+    Fail(TransferError{table.ToString(), std::move(error)});
+  }
+  void Fail(TransferError error) {
     ++report.failed;
     if (report.first_errors.size() < kMaxReportedErrors)
-      report.first_errors.push_back({table.ToString(), std::move(error)});
+      report.first_errors.push_back(std::move(error));
   }
 
   struct Marker {
@@ -203,25 +209,6 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
   }
 };
 
-AuditEvent BatchAudit(const TransferSpec& spec, const ActionContext& ctx, std::size_t n,
-                      int batch) {
-  AuditEvent e;
-  e.actor = spec.actor;
-  e.source = "internal";
-  e.action = "ownership.transfer";
-  e.target = spec.scope.text;
-  e.reason = (spec.why.empty() ? std::string("ownership.transfer") : spec.why) + ": failover " +
-             spec.failover_id + " moves " + std::to_string(n) + " tables of " + spec.scope.text +
-             " from " + spec.source + " to " + spec.target + " (batch " + std::to_string(batch) +
-             ")";
-  e.detail_json = nlohmann::json{
-      {"failover_id", spec.failover_id},
-      {"step_id", ctx.step_id},
-      {"batch", batch},
-      {"tables", n}}.dump();
-  return e;
-}
-
 }  // namespace
 
 std::string TransferReport::ToJson(const TransferSpec& spec) const {
@@ -284,49 +271,34 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
   }
 
   ScopeOwnershipCursor source_rows(store, spec.scope, spec.source, spec.only_failover_id);
-  auto move_batch = [&](std::vector<Ownership> rows) -> Status {
-    for (int attempt = 1; !rows.empty(); ++attempt) {
-      std::vector<OwnershipChange> changes;
-      for (const auto& row : rows)
-        changes.push_back({row.table, row.epoch, spec.target, spec.failover_id});
-      ++report.batches;
-      Status s = store.CompareAndSetOwnership(
-          changes, BatchAudit(spec, ctx, changes.size(), report.batches));
-      if (s.ok()) {
-        for (auto& row : rows) {
-          ++report.moved;
-          row.epoch += 1;
-          enqueue(row);
-        }
-        return Status::Ok();
-      }
-      if (s.code() != StatusCode::kConflict || attempt >= kMaxStoreAttempts) return s;
-      // Someone changed a row since it was listed: re-read each row and keep what is still ours.
-      std::vector<Ownership> still;
-      for (const auto& row : rows) {
-        auto now = store.GetOwnership(row.table);
-        if (!now.ok()) return now.status();
-        if (!now->has_value()) {
-          transfer->Fail(row.table, "no ownership row any more");
-        } else if ((*now)->owner == spec.source &&
-                   (!spec.only_failover_id || (*now)->failover_id == *spec.only_failover_id)) {
-          still.push_back(**now);
-        } else if ((*now)->owner == spec.target && (*now)->failover_id == spec.failover_id) {
-          ++report.already_moved;
-          enqueue(**now);
-        } else {
-          transfer->Fail(row.table, "now owned by " + (*now)->owner + " at epoch " +
-                                        std::to_string((*now)->epoch) + " (failover '" +
-                                        (*now)->failover_id + "')");
-        }
-      }
-      rows = std::move(still);
-    }
-    return Status::Ok();
+  // At most one store batch in flight, on a worker thread; its markers are enqueued here, on
+  // the session's thread, once it is durable.
+  std::future<BatchMove> batch;
+  auto batch_done = [&] {
+    return batch.valid() && batch.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
   };
-
-  auto want_batch = [&] { return !source_rows.exhausted() && transfer->WantsMoreRows(); };
+  auto apply_batch = [&] {
+    BatchMove done = batch.get();
+    report.batches += done.transactions;
+    for (const auto& row : done.moved) {
+      ++report.moved;
+      enqueue(row);
+    }
+    for (const auto& row : done.already) {
+      ++report.already_moved;
+      enqueue(row);
+    }
+    for (auto& failure : done.failed) transfer->Fail(std::move(failure));
+    if (!done.status.ok()) report.store_error = done.status;
+  };
+  auto want_batch = [&] {
+    return !batch.valid() && !source_rows.exhausted() && transfer->WantsMoreRows();
+  };
   while (true) {
+    if (batch_done()) {
+      apply_batch();
+      if (report.store_error) break;
+    }
     if (ctx.expired()) {
       report.expired = true;
       break;
@@ -338,15 +310,20 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
         break;
       }
       if (rows->empty()) continue;  // exhausted now
-      if (Status s = move_batch(std::move(*rows)); !s.ok()) {
-        report.store_error = s;
-        break;
-      }
+      batch = std::async(std::launch::async, MoveOwnershipBatch, std::ref(store), std::cref(spec),
+                         std::cref(ctx), std::move(*rows), report.batches);
       continue;
     }
-    if (transfer->outstanding == 0) break;
-    session.RunUntil(ctx, [&] { return transfer->outstanding == 0 || want_batch(); });
+    if (!batch.valid() && transfer->outstanding == 0) break;  // every row moved and marked
+    if (transfer->outstanding == 0) {
+      batch.wait_for(std::chrono::milliseconds(20));  // only the store is working
+      continue;
+    }
+    session.RunUntil(ctx,
+                     [&] { return transfer->outstanding == 0 || batch_done() || want_batch(); });
   }
+  // A batch still in flight is waited for: its rows may have moved, and the report says so.
+  if (batch.valid()) apply_batch();
   if (report.store_error && !report.expired) {
     // Let the markers of the batches already moved finish; they are part of the effect.
     session.RunUntil(ctx, [&] { return transfer->outstanding == 0; });

@@ -7,8 +7,9 @@
 // which is what a resume continues from), then the markers of that batch: each marker is loaded
 // (at most `concurrency` loads in flight) and then committed (at most `concurrency` commits in
 // flight), loads running ahead of the commits. The next batch's compare-and-set is made once
-// fewer than `concurrency` markers wait to be committed, so the catalog never waits on the
-// store and the store is never more than a batch ahead of the catalog.
+// fewer than `concurrency` markers wait to be committed, on a worker thread (ownership_batch.h)
+// while the catalog requests go on, so the catalog never waits on the store's fsync and the
+// store is never more than a batch ahead of the catalog.
 //
 // Markers (DESIGN.md, "Iceberg REST catalog usage"): load the table in the new owner's catalog,
 // and unless its icewarden.epoch is already >= the target epoch, commit set-properties

@@ -153,6 +153,7 @@ RegionServer::RequestSlot::RequestSlot(RegionServer& server, bool is_commit)
   ++counts.in_progress;
   if (is_commit_) {
     ++counts.commits_in_progress;
+    ++counts.commits_total;
     counts.peak_commits_in_progress =
         std::max(counts.peak_commits_in_progress, counts.commits_in_progress);
   }
@@ -177,7 +178,8 @@ RequestCounts RegionServer::requests() const {
 nlohmann::json RequestCounts::ToJson() const {
   return {{"in_progress", in_progress},
           {"commits_in_progress", commits_in_progress},
-          {"peak_commits_in_progress", peak_commits_in_progress}};
+          {"peak_commits_in_progress", peak_commits_in_progress},
+          {"commits_total", commits_total}};
 }
 
 bool RegionServer::Pause(int ms) {

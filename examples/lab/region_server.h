@@ -46,6 +46,7 @@ struct RequestCounts {
   int in_progress = 0;
   int commits_in_progress = 0;
   int peak_commits_in_progress = 0;  // since the lab started
+  int64_t commits_total = 0;         // commit requests admitted since the lab started
   nlohmann::json ToJson() const;
 };
 

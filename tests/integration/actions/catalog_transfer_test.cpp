@@ -1,8 +1,10 @@
 // ownership.transfer against the lab: store epochs, catalog markers in the new owner, the lab's
 // replication direction following the markers, idempotent re-runs, resume after a partial run,
 // injected 409s and 502s, and compensation.
+#include <atomic>
 #include <thread>
 
+#include "tests/fakes/forwarding_store.h"
 #include "tests/integration/actions/catalog_lab_fixture.h"
 
 namespace icewarden::lab::testing {
@@ -80,6 +82,49 @@ TEST_F(CatalogTransferTest, KeepsCommitsInFlightToItsConcurrency) {
   json requests = lab_->State()["regions"][kUs]["requests"];
   EXPECT_EQ(requests["peak_commits_in_progress"], 2) << requests;
   EXPECT_EQ(requests["commits_in_progress"], 0) << requests;
+}
+
+// Holds every store batch after the first for `delay`, counting the commits the new owner's
+// catalog admitted meanwhile.
+class SlowBatchStore final : public ::icewarden::testing::ForwardingStore {
+ public:
+  SlowBatchStore(StateStore& inner, Lab& lab, std::chrono::milliseconds delay)
+      : ForwardingStore(inner), lab_(lab), delay_(delay) {}
+
+  Status CompareAndSetOwnership(std::span<const OwnershipChange> changes,
+                                const AuditEvent& why) override {
+    if (++batches_ > 1) {
+      int64_t before = Commits();
+      std::this_thread::sleep_for(delay_);
+      commits_during_batches_ += Commits() - before;
+    }
+    return inner_.CompareAndSetOwnership(changes, why);
+  }
+  int64_t commits_during_batches() const { return commits_during_batches_; }
+
+ private:
+  int64_t Commits() {
+    return lab_.State()["regions"][kUs]["requests"]["commits_total"].get<int64_t>();
+  }
+  Lab& lab_;
+  std::chrono::milliseconds delay_;
+  std::atomic<int> batches_{0};
+  std::atomic<int64_t> commits_during_batches_{0};
+};
+
+TEST_F(CatalogTransferTest, MarkersKeepGoingWhileTheStoreCommitsTheNextBatch) {
+  // One table per batch, two markers at once: while batch 2 is being made durable (slowly
+  // here, as on a slow disk), batch 1's marker is loaded and committed. A transfer that made
+  // the batch on its catalog thread would send nothing until the batch was done.
+  SlowBatchStore slow(*store_, *lab_, 300ms);
+  ActionEnv env = env_;
+  env.store = &slow;
+  json params{{"concurrency", 2}, {"batch_size", 1}};
+  auto result = MakeOwnershipTransferAction(env)->Run(params, Ctx());
+  ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
+  EXPECT_EQ(Detail(result)["markers_written"], static_cast<int>(eu_tables_.size()));
+  EXPECT_GE(slow.commits_during_batches(), 1);
+  for (const auto& t : eu_tables_) EXPECT_EQ(Marker(kUs, t).second, "2") << t;
 }
 
 TEST_F(CatalogTransferTest, CompletesThroughInjectedConflicts) {
