@@ -421,26 +421,49 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
     out.error = "cannot address " + server.ToString();
     return out;
   }
-  uint8_t* raw_answer = nullptr;
-  size_t answer_size = 0;
-  const ldns_status st =
-      ldns_udp_send(&raw_answer, wire.get(), to.get(), static_cast<socklen_t>(to_len),
-                    ToTimeval(timeout), &answer_size);
-  Owned<uint8_t> answer_wire(raw_answer);
+  // One exchange over `tcp` or UDP; the answer's wire form and parsed message.
+  struct Exchange {
+    ldns_status st = LDNS_STATUS_OK;
+    Owned<uint8_t> wire;
+    size_t size = 0;
+    Owned<ldns_pkt> pkt;
+  };
+  auto exchange = [&](bool tcp) {
+    Exchange x;
+    uint8_t* raw_answer = nullptr;
+    x.st = tcp ? ldns_tcp_send(&raw_answer, wire.get(), to.get(), static_cast<socklen_t>(to_len),
+                               ToTimeval(timeout), &x.size)
+               : ldns_udp_send(&raw_answer, wire.get(), to.get(), static_cast<socklen_t>(to_len),
+                               ToTimeval(timeout), &x.size);
+    x.wire.reset(raw_answer);
+    ldns_pkt* raw = nullptr;
+    if (x.wire && x.size > 0 && ldns_wire2pkt(&raw, x.wire.get(), x.size) == LDNS_STATUS_OK)
+      x.pkt.reset(raw);
+    return x;
+  };
+  constexpr size_t kUdpLimit = 512;
+  bool tcp = ldns_buffer_position(wire.get()) > kUdpLimit;
+  Exchange x = exchange(tcp);
+  if (!tcp && x.pkt && ldns_pkt_tc(x.pkt.get())) {
+    tcp = true;  // truncated: the whole answer only comes over TCP
+    x = exchange(true);
+  }
+  out.transport = tcp ? "tcp" : "udp";
+  Owned<uint8_t>& answer_wire = x.wire;
+  const size_t answer_size = x.size;
   out.status = DnsUpdateOutcome::Status::kNoAnswer;
   if (!answer_wire || answer_size == 0) {
-    const char* e = ldns_get_errorstr_by_id(st);
-    out.error = "no answer from " + server.ToString() + " within " +
+    const char* e = ldns_get_errorstr_by_id(x.st);
+    out.error = "no answer from " + server.ToString() + " over " + out.transport + " within " +
                 std::to_string(timeout.count()) + "ms" +
-                (st != LDNS_STATUS_OK && e ? std::string(" (") + e + ")" : "");
+                (x.st != LDNS_STATUS_OK && e ? std::string(" (") + e + ")" : "");
     return out;
   }
-  ldns_pkt* raw = nullptr;
-  if (ldns_wire2pkt(&raw, answer_wire.get(), answer_size) != LDNS_STATUS_OK || !raw) {
+  if (!x.pkt) {
     out.error = "the answer from " + server.ToString() + " is not a DNS message";
     return out;
   }
-  Owned<ldns_pkt> answer(raw);
+  Owned<ldns_pkt>& answer = x.pkt;
   if (ldns_pkt_id(answer.get()) != ldns_pkt_id(pkt.get())) {
     out.error = "the answer from " + server.ToString() + " is for another message";
     return out;

@@ -79,10 +79,13 @@ struct DnsUpdateOutcome {
     kNotSent,   // could not be built, signed or sent
   };
   Status status = Status::kNotSent;
-  std::string rcode;  // "NOERROR", "REFUSED", "NOTAUTH (TSIG BADSIG)"
-  std::string error;  // for kNoAnswer and kNotSent
+  std::string rcode;      // "NOERROR", "REFUSED", "NOTAUTH (TSIG BADSIG)"
+  std::string error;      // for kNoAnswer and kNotSent
+  std::string transport;  // "udp" or "tcp": how the UPDATE was (last) sent
 };
-// Sends one UPDATE for `zone` with `changes`, in order, signed with `key`.
+// Sends one UPDATE for `zone` with `changes`, in order, signed with `key`. Over UDP when the
+// message fits in 512 bytes (the classic DNS limit without EDNS), else over TCP, like
+// nsupdate; an answer over UDP with the TC bit set is asked again over TCP.
 DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone, const TsigKey& key,
                                const std::vector<DnsChange>& changes,
                                std::chrono::milliseconds timeout);

@@ -18,6 +18,9 @@
 // before_json) reads the RRsets itself. Idempotent: replace and delete are, and adding a
 // record that is already there is a no-op in DNS.
 //
+// Transport: UDP when the UPDATE fits in 512 bytes, else TCP (dns_client.h); detail_json says
+// which ("transport").
+//
 // Outcomes: REFUSED, NOTAUTH, BADSIG and other error RCODEs -> failed with the RCODE name
 // (the server changed nothing); no answer after sending -> unknown; the server accepted
 // but the records are not as intended -> unknown (some may have changed) or failed (none
@@ -281,6 +284,7 @@ ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>&
     return ActionResult::Failed(what + " not sent: the step was cancelled or timed out",
                                 Dump(detail));
   DnsUpdateOutcome sent = SendDnsUpdate(s.server, s.zone, s.key, changes, Left(ctx, 10s));
+  if (!sent.transport.empty()) detail["transport"] = sent.transport;
   switch (sent.status) {
     case DnsUpdateOutcome::Status::kNotSent:
       return ActionResult::Failed(what + " of " + where + " not sent: " + sent.error, Dump(detail));

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "actions/action_kinds.h"
 #include "actions/dns_client.h"
 #include "tests/integration/actions/bind_server.h"
@@ -215,6 +217,28 @@ TEST_F(DnsRfc2136Test, ARunRepeatedAfterACrashStillUndoesToTheStateBeforeTheStep
   auto undo = update_->Compensate(params, json::parse(rerun.detail_json), TestContext(10s));
   ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
   EXPECT_THAT(Values("svc6.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, AnUpdateLargerThan512BytesGoesOverTcp) {
+  // Thirty TXT values of 60 characters: an UPDATE of about 2.5 KB, which classic DNS over UDP
+  // does not carry; a small one stays on UDP.
+  json records = json::array();
+  std::vector<std::string> values;
+  for (int i = 0; i < 30; ++i) {
+    std::string v = "value-" + std::to_string(100 + i) + std::string(50, 'x');
+    values.push_back(v);
+    records.push_back({{"name", "big"}, {"type", "TXT"}, {"value", v}, {"op", "add"}});
+  }
+  auto big = Run(update_, Update(records));
+  ASSERT_EQ(big.outcome, Outcome::kSucceeded) << big.reason;
+  EXPECT_EQ(json::parse(big.detail_json)["transport"], "tcp");
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(Values("big.lab.test.", DnsType::kTXT), values);
+
+  auto small =
+      Run(update_, Update(json::array({{{"name", "small"}, {"type", "TXT"}, {"value", "one"}}})));
+  ASSERT_EQ(small.outcome, Outcome::kSucceeded) << small.reason;
+  EXPECT_EQ(json::parse(small.detail_json)["transport"], "udp");
 }
 
 TEST_F(DnsRfc2136Test, CaptureOfAnUnreachableServerFailsAndChangesNothing) {

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -72,6 +73,105 @@ class UpdateDroppingDnsServer {
   std::atomic<int> updates_{0};
   std::thread thread_;
 };
+
+// Answers every UDP UPDATE with the TC bit set (its answer "did not fit") and counts the
+// UPDATEs that then arrive over TCP on the same port, closing those connections unanswered.
+class TruncatingDnsServer {
+ public:
+  TruncatingDnsServer() {
+    for (int tries = 0; tries < 20 && tcp_ < 0; ++tries) {
+      if (udp_ >= 0) close(udp_);
+      udp_ = socket(AF_INET, SOCK_DGRAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      socklen_t len = sizeof addr;
+      if (bind(udp_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) continue;
+      getsockname(udp_, reinterpret_cast<sockaddr*>(&addr), &len);
+      int tcp = socket(AF_INET, SOCK_STREAM, 0);
+      if (bind(tcp, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && listen(tcp, 4) == 0) {
+        tcp_ = tcp;
+        port_ = ntohs(addr.sin_port);
+      } else {
+        close(tcp);
+      }
+    }
+    EXPECT_GE(tcp_, 0) << "no port free for both UDP and TCP";
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~TruncatingDnsServer() {
+    stop_ = true;
+    thread_.join();
+    close(udp_);
+    close(tcp_);
+  }
+  uint16_t port() const { return port_; }
+  int udp_updates() const { return udp_updates_; }
+  int tcp_updates() const { return tcp_updates_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      pollfd p[2] = {{udp_, POLLIN, 0}, {tcp_, POLLIN, 0}};
+      if (poll(p, 2, 20) <= 0) continue;
+      unsigned char buf[4096];
+      if (p[0].revents & POLLIN) {
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        const ssize_t n =
+            recvfrom(udp_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n >= 12 && ((buf[2] >> 3) & 0x0f) == 5) {
+          ++udp_updates_;
+          buf[2] |= 0x80 | 0x02;            // QR and TC
+          std::fill(buf + 4, buf + 12, 0);  // a header alone: every section empty
+          sendto(udp_, buf, 12, 0, reinterpret_cast<sockaddr*>(&from), from_len);
+        }
+      }
+      if (p[1].revents & POLLIN) {
+        int conn = accept(tcp_, nullptr, nullptr);
+        if (conn < 0) continue;
+        pollfd c{conn, POLLIN, 0};
+        // A 2-byte length, then the message.
+        if (poll(&c, 1, 1000) > 0 && recv(conn, buf, sizeof buf, 0) >= 14 &&
+            ((buf[4] >> 3) & 0x0f) == 5)
+          ++tcp_updates_;
+        close(conn);
+      }
+    }
+  }
+
+  int udp_ = -1;
+  int tcp_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> udp_updates_{0};
+  std::atomic<int> tcp_updates_{0};
+  std::thread thread_;
+};
+
+json WwwUpdate(uint16_t port) {
+  return {{"server", "127.0.0.1:" + std::to_string(port)},
+          {"zone", "lab.test"},
+          {"tsig_key_name", "k"},
+          {"tsig_secret", "aWNld2FyZGVuLXRlc3Qta2V5LTAxMjM0NTY3ODlhYmM="},
+          {"records",
+           json::array({{{"name", "www"}, {"type", "CNAME"}, {"value", "catalog-b.lab.test."}}})}};
+}
+
+TEST(DnsRfc2136TransportTest, ATruncatedAnswerOverUdpIsAskedAgainOverTcp) {
+  ActionRegistry registry;
+  ASSERT_TRUE(registerDnsActions(registry, TestActionEnv()).ok());
+  TruncatingDnsServer server;
+  ActionContext ctx = TestContext(3s);
+  ctx.before_json = R"({"previous":[]})";  // no queries: this server only knows UPDATEs
+  auto r = registry.FindMutable("dns.rfc2136")->Run(WwwUpdate(server.port()), ctx);
+  EXPECT_EQ(server.udp_updates(), 1);
+  EXPECT_EQ(server.tcp_updates(), 1);
+  EXPECT_EQ(json::parse(r.detail_json)["transport"], "tcp") << r.detail_json;
+  // The TCP connection was closed without an answer: sent, fate unknown.
+  EXPECT_EQ(r.outcome, ActionResult::Outcome::kUnknown) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("over tcp"));
+}
 
 TEST(DnsRfc2136TimeoutTest, NoAnswerToTheUpdateIsUnknownAndReturnsByTheDeadline) {
   ActionRegistry registry;
