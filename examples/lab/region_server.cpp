@@ -10,7 +10,9 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <set>
 
 namespace icewarden::lab {
 namespace {
@@ -45,27 +47,50 @@ void WaitUntilListening(const httplib::Server& server) {
   }
 }
 
-bool WidenListenBacklog(int port, int backlog) {
-  // httplib keeps its listening socket private; find it among this process's descriptors.
+namespace {
+
+// Calls fn(fd) for this process's IPv4 TCP sockets bound to local `port`: the listening one
+// (`listening`) or the connections accepted on it. httplib keeps its sockets private, so they
+// are found among the process's descriptors.
+template <class F>
+void ForEachSocketOnPort(int port, bool listening, F&& fn) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
     int fd = 0;
     const std::string name = entry.path().filename().string();
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
     if (ec != std::errc() || end != name.data() + name.size()) continue;
-    int listening = 0;
-    socklen_t length = sizeof listening;
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || !listening) {
-      continue;
-    }
+    int accepting = 0;
+    socklen_t length = sizeof accepting;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) != 0) continue;
+    if ((accepting != 0) != listening) continue;
     sockaddr_in address{};
     length = sizeof address;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
         address.sin_family != AF_INET || ntohs(address.sin_port) != port) {
       continue;
     }
-    return listen(fd, backlog) == 0;
+    fn(fd);
   }
-  return false;
+}
+
+}  // namespace
+
+bool WidenListenBacklog(int port, int backlog) {
+  bool widened = false;
+  ForEachSocketOnPort(port, true, [&](int fd) { widened = listen(fd, backlog) == 0; });
+  return widened;
+}
+
+void ShutdownConnectionsOnPort(int port, const std::function<bool(int)>& keep) {
+  ForEachSocketOnPort(port, false, [&](int fd) {
+    sockaddr_in peer{};
+    socklen_t length = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0 && keep &&
+        keep(ntohs(peer.sin_port))) {
+      return;
+    }
+    shutdown(fd, SHUT_RDWR);
+  });
 }
 
 RegionServer::RegionServer(std::string name, std::string host, int port, CatalogApi* api,
@@ -129,6 +154,16 @@ void RegionServer::Stop() {
   slots_cv_.notify_all();
   running_ = false;
   server_->stop();
+  // A stopped region is a dead process to its clients: idle keep-alive connections end now
+  // (their next request sees the connection close, then "connection refused"), instead of
+  // lingering until httplib's keep-alive timeout. Connections with a request in progress keep
+  // it: that request was woken above and answers 503.
+  std::multiset<int> active;
+  {
+    std::lock_guard lock(slots_mutex_);
+    active = active_peers_;
+  }
+  ShutdownConnectionsOnPort(port_, [&](int peer) { return active.count(peer) > 0; });
   if (thread_.joinable()) thread_.join();
   server_.reset();
 }
@@ -170,6 +205,27 @@ RegionServer::RequestSlot::~RequestSlot() {
   server_.slots_cv_.notify_one();
 }
 
+RegionServer::ActiveRequest::ActiveRequest(RegionServer& server, int peer_port)
+    : server_(server), peer_port_(peer_port) {
+  {
+    std::lock_guard lock(server_.slots_mutex_);
+    if (!server_.stopping_) {
+      server_.active_peers_.insert(peer_port_);
+      return;
+    }
+  }
+  // The region began stopping before this request came: as from a process that died, no
+  // answer at all.
+  dropped_ = true;
+  ShutdownConnectionsOnPort(server_.port_, [&](int peer) { return peer != peer_port_; });
+}
+
+RegionServer::ActiveRequest::~ActiveRequest() {
+  if (dropped_) return;
+  std::lock_guard lock(server_.slots_mutex_);
+  server_.active_peers_.erase(server_.active_peers_.find(peer_port_));
+}
+
 RequestCounts RegionServer::requests() const {
   std::lock_guard lock(slots_mutex_);
   return requests_;
@@ -193,6 +249,8 @@ void RegionServer::Register(httplib::Server& server) {
   for (auto& route : api_->Routes()) {
     auto handler = [this, inner = route.handler, is_commit = route.is_commit](
                        const httplib::Request& req, httplib::Response& res) {
+      ActiveRequest active(*this, req.remote_port);
+      if (active.dropped()) return;  // arrived while stopping: its connection is gone
       RequestSlot slot(*this, is_commit);
       if (!slot.held()) {
         SetErrorResponse(res, 503, "ServiceUnavailableException",

@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -39,6 +41,11 @@ void WaitUntilListening(const httplib::Server& server);
 // after 1 s, 3 s, 7 s... Linux lets listen() be called again on a listening socket to change
 // its backlog. False when no such socket was found.
 bool WidenListenBacklog(int port, int backlog = 1024);
+
+// Shuts down (both directions) the connections this process accepted on local `port`, except
+// those whose peer port `keep` accepts, so that the threads serving them see the end of the
+// stream at once.
+void ShutdownConnectionsOnPort(int port, const std::function<bool(int peer_port)>& keep = {});
 
 // Requests a region is serving now (waiting out commit latency included), and the most commits
 // it ever served at once: how a test sees that a client kept to its concurrency bound.
@@ -82,6 +89,22 @@ class RegionServer {
   // Sleeps up to `ms`; false (at once) when the listener is being stopped.
   bool Pause(int ms);
 
+  // A request being handled, by its client's port, for a handler's scope. Requests that come
+  // once the region is stopping are dropped: their connection is shut down, unanswered.
+  class ActiveRequest {
+   public:
+    ActiveRequest(RegionServer& server, int peer_port);
+    ~ActiveRequest();
+    ActiveRequest(const ActiveRequest&) = delete;
+    ActiveRequest& operator=(const ActiveRequest&) = delete;
+    bool dropped() const { return dropped_; }
+
+   private:
+    RegionServer& server_;
+    const int peer_port_;
+    bool dropped_ = false;
+  };
+
   // One of the `threads_` requests served at once, for a handler's scope; not held when the
   // server began stopping while it waited.
   class RequestSlot {
@@ -122,6 +145,7 @@ class RegionServer {
   mutable std::mutex slots_mutex_;
   std::condition_variable slots_cv_;  // with slots_mutex_
   RequestCounts requests_;            // with slots_mutex_
+  std::multiset<int> active_peers_;   // client ports of requests in progress; slots_mutex_
 };
 
 }  // namespace icewarden::lab

@@ -125,5 +125,20 @@ TEST_F(LabConnectionsTest, OpenConnectionsDoNotStarveANewClient) {
   EXPECT_EQ(result->status, 200) << result->body;
 }
 
+TEST_F(LabTest, AStoppingRegionDropsItsOpenConnectionsInsteadOfAnswering) {
+  // A stopped region is a dead process: a client holding an idle keep-alive connection gets
+  // no answer on it (then "connection refused" on a new one), never a 503 from a region that
+  // is half gone.
+  auto kept = Client(kUs);
+  kept->set_keep_alive(true);
+  ASSERT_TRUE(kept->Get("/v1/config?warehouse=lab"));
+  std::thread stopper([&] { EXPECT_TRUE(lab_->StopRegion(kUs).ok()); });
+  // Once new connections are refused, the listener is closed and the stop is under way.
+  ASSERT_TRUE(Eventually([&] { return !Client(kUs)->Get("/v1/config?warehouse=lab"); }));
+  auto after = kept->Get("/v1/config?warehouse=lab");
+  stopper.join();
+  EXPECT_FALSE(after) << "answered " << after->status << ": " << after->body;
+}
+
 }  // namespace
 }  // namespace icewarden::lab::testing
