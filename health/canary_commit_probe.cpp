@@ -69,7 +69,7 @@ class CanaryCommitProbe final : public Probe {
           if (attempt->finished()) return;  // the deadline passed; do not commit any more
           Commit(state, attempt);
         },
-        CallOptions{attempt->Remaining()});
+        CallOptions{attempt->Remaining()}, SnapshotsMode::kRefs);  // only the uuid is needed
   }
 
  private:

@@ -137,9 +137,9 @@ TEST_F(ProbeKindsTest, CatalogConfigThatNeverAnswersFailsAtTheDeadlineOnce) {
 TEST_F(ProbeKindsTest, TableLoadPassesAndThenSendsTheEtagAndAccepts304) {
   auto p = Make(Spec("table_load"));
   transport_.Expect("GET", kConfigUrl, JsonResponse(200, kConfigBody));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs",
                     JsonResponse(200, TableBody(), {{"ETag", "\"e7\""}}));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all", HttpResponse{304, {}, ""});
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs", HttpResponse{304, {}, ""});
   auto first = Check(*p);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_TRUE(first[0].ok) << first[0].detail;
@@ -154,9 +154,9 @@ TEST_F(ProbeKindsTest, TableLoadFailures) {
   auto p = Make(Spec("table_load"));
   transport_.Expect("GET", kConfigUrl, JsonResponse(200, kConfigBody));
   transport_.Expect(
-      "GET", std::string(kTableUrl) + "?snapshots=all",
+      "GET", std::string(kTableUrl) + "?snapshots=refs",
       JsonResponse(503, R"({"error": {"message": "busy", "type": "X", "code": 503}})"));
-  transport_.ExpectError("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.ExpectError("GET", std::string(kTableUrl) + "?snapshots=refs",
                          Status::Unavailable("connect catalog.test:80: Connection refused"));
   auto r = Check(*p);
   ASSERT_EQ(r.size(), 1u);
@@ -170,7 +170,7 @@ TEST_F(ProbeKindsTest, TableLoadFailures) {
 TEST_F(ProbeKindsTest, CanaryCommitSetsTheCanaryPropertyGuardedByTheTableUuid) {
   auto p = Make(Spec("canary_commit"));
   transport_.Expect("GET", kConfigUrl, JsonResponse(200, kConfigBody));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs",
                     JsonResponse(200, TableBody()));
   transport_.Expect("POST", kTableUrl, JsonResponse(200, TableBody()));
   transport_.Expect("POST", kTableUrl, JsonResponse(200, TableBody()));
@@ -193,13 +193,13 @@ TEST_F(ProbeKindsTest, CanaryCommitSetsTheCanaryPropertyGuardedByTheTableUuid) {
 TEST_F(ProbeKindsTest, CanaryCommitConflictFailsWithDetailAndReloadsNextTime) {
   auto p = Make(Spec("canary_commit"));
   transport_.Expect("GET", kConfigUrl, JsonResponse(200, kConfigBody));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs",
                     JsonResponse(200, TableBody()));
   transport_.Expect(
       "POST", kTableUrl,
       JsonResponse(409, R"({"error": {"message": "Requirement failed: UUID does not match",
                                       "type": "CommitFailedException", "code": 409}})"));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs",
                     JsonResponse(200, TableBody("0a0b0c0d-0000-4000-8000-000000000001")));
   transport_.Expect("POST", kTableUrl, JsonResponse(200, TableBody()));
   auto r = Check(*p);
@@ -218,7 +218,7 @@ TEST_F(ProbeKindsTest, CanaryCommitConflictFailsWithDetailAndReloadsNextTime) {
 TEST_F(ProbeKindsTest, CanaryCommitWithUnknownStateFails) {
   auto p = Make(Spec("canary_commit"));
   transport_.Expect("GET", kConfigUrl, JsonResponse(200, kConfigBody));
-  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=all",
+  transport_.Expect("GET", std::string(kTableUrl) + "?snapshots=refs",
                     JsonResponse(200, TableBody()));
   transport_.Expect("POST", kTableUrl, JsonResponse(502, "bad gateway"));
   auto r = Check(*p);
