@@ -112,7 +112,7 @@ LabStatus Lab::StartAdmin() {
   }
   if (!WidenListenBacklog(admin_port_)) {
     return LabStatus::Error("admin: cannot raise the listen backlog of port " +
-                            std::to_string(admin_port_));
+                            std::to_string(admin_port_) + " (is /proc mounted?)");
   }
   admin_thread_ = std::thread([server = admin_.get()] { server->listen_after_bind(); });
   WaitUntilListening(*admin_);

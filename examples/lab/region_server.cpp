@@ -54,9 +54,11 @@ namespace {
 // are found among the process's descriptors.
 template <class F>
 void ForEachSocketOnPort(int port, bool listening, F&& fn) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+  std::error_code error;  // no /proc: nothing found, which callers report
+  std::filesystem::directory_iterator it("/proc/self/fd", error);
+  for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
     int fd = 0;
-    const std::string name = entry.path().filename().string();
+    const std::string name = it->path().filename().string();
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
     if (ec != std::errc() || end != name.data() + name.size()) continue;
     int accepting = 0;
@@ -129,7 +131,7 @@ LabStatus RegionServer::Start() {
   }
   if (!WidenListenBacklog(port_)) {
     return LabStatus::Error("region " + name_ + ": cannot raise the listen backlog of port " +
-                            std::to_string(port_));
+                            std::to_string(port_) + " (is /proc mounted?)");
   }
   {
     std::scoped_lock lock(stop_mutex_, slots_mutex_);
