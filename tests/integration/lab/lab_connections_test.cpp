@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "examples/lab/region_server.h"
+#include "examples/lab/lab_sockets.h"
 #include "tests/integration/lab/lab_fixture.h"
 
 namespace icewarden::lab::testing {
