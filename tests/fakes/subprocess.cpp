@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -27,6 +28,18 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, st
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
+    // Say why on the child's stderr (which the test's output shows): "serve did not start" is
+    // otherwise all a test can report. Only async-signal-safe calls after fork.
+    const int error = errno;
+    char digits[12];
+    int n = 0;
+    for (int e = error; e > 0 && n < 11; e /= 10) digits[n++] = static_cast<char>('0' + e % 10);
+    auto say = [](const char* text, size_t length) { (void)!write(STDERR_FILENO, text, length); };
+    say("subprocess: cannot exec ", 24);
+    say(args[0], std::strlen(args[0]));
+    say(" (errno ", 8);
+    while (n > 0) say(&digits[--n], 1);
+    say(")\n", 2);
     _exit(127);
   }
   return pid;
