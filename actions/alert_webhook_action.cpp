@@ -17,6 +17,7 @@
 #include "actions/alert_actions.h"
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
@@ -136,49 +137,43 @@ nlohmann::json PagerDutyBody(const WebhookSpec& s, const std::string& summary,
             {"custom_details", custom}}}};
 }
 
-class AlertWebhookAction final : public Action {
+class AlertWebhookAction final : public ParsedAction<WebhookSpec> {
  public:
   std::string_view kind() const override { return "alert.webhook"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
+ protected:
+  std::optional<WebhookSpec> Read(const nlohmann::json& params,
+                                  std::vector<ParamError>& errors) const override {
+    return Parse(params, errors);
   }
 
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return "alert.webhook: " + FirstParamError(errors);
+  std::string PlanSpec(const WebhookSpec& s) const override {
     // The origin only: a webhook's path is often its secret.
     std::string why;
-    auto url = ParseHttpUrl(s->url, &why);
+    auto url = ParseHttpUrl(s.url, &why);
     std::string line =
-        "send a " + s->severity + " " + s->format + " alert to " + (url ? url->Origin() : s->url);
-    line += s->summary ? ": \"" + *s->summary + "\"" : std::string(" with the default summary");
-    if (!s->hmac_secret.empty()) line += ", signed with HMAC-SHA256";
+        "send a " + s.severity + " " + s.format + " alert to " + (url ? url->Origin() : s.url);
+    line += s.summary ? ": \"" + *s.summary + "\"" : std::string(" with the default summary");
+    if (!s.hmac_secret.empty()) line += ", signed with HMAC-SHA256";
     return line;
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return ActionResult::Failed(FirstParamError(errors));
-    const std::string summary = s->summary.value_or(DefaultSummary(ctx));
-    nlohmann::json body = s->format == "slack"       ? SlackBody(*s, summary, ctx)
-                          : s->format == "pagerduty" ? PagerDutyBody(*s, summary, ctx)
-                                                     : GenericBody(*s, summary, ctx);
+  ActionResult RunSpec(const WebhookSpec& s, const ActionContext& ctx) override {
+    const std::string summary = s.summary.value_or(DefaultSummary(ctx));
+    nlohmann::json body = s.format == "slack"       ? SlackBody(s, summary, ctx)
+                          : s.format == "pagerduty" ? PagerDutyBody(s, summary, ctx)
+                                                    : GenericBody(s, summary, ctx);
     HttpCall call;
     call.method = "POST";
-    call.url = s->url;
-    call.headers = s->headers;
+    call.url = s.url;
+    call.headers = s.headers;
     call.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     call.content_type = "application/json";
-    if (!s->hmac_secret.empty())
-      call.headers["X-Icewarden-Signature"] = WebhookSignature(s->hmac_secret, call.body);
+    if (!s.hmac_secret.empty())
+      call.headers["X-Icewarden-Signature"] = WebhookSignature(s.hmac_secret, call.body);
     HttpReply reply = SendHttp(call, ctx);
-    return HttpResult(s->format + " alert", call, ExpectStatus{}, reply, /*path_is_secret=*/true);
+    return HttpResult(s.format + " alert", call, ExpectStatus{}, reply, /*path_is_secret=*/true);
   }
 };
 

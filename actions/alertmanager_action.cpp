@@ -16,6 +16,7 @@
 #include "actions/alert_actions.h"
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
@@ -73,55 +74,50 @@ std::string AlertsUrl(const std::string& base) {
   return url + "/api/v2/alerts";
 }
 
-class AlertmanagerAction final : public Action {
+class AlertmanagerAction final : public ParsedAction<AlertmanagerSpec> {
  public:
   explicit AlertmanagerAction(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
 
   std::string_view kind() const override { return "alert.alertmanager"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
+ protected:
+  std::optional<AlertmanagerSpec> Read(const nlohmann::json& params,
+                                       std::vector<ParamError>& errors) const override {
+    return Parse(params, errors);
   }
 
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return "alert.alertmanager: " + FirstParamError(errors);
+  std::string PlanSpec(const AlertmanagerSpec& s) const override {
     std::string labels;
-    for (const auto& [name, value] : s->labels)
+    for (const auto& [name, value] : s.labels)
       labels += (labels.empty() ? "" : ", ") + name + "=\"" + value + "\"";
     std::string line =
-        "raise Alertmanager alert {" + labels + ", failover_id} at " + AlertsUrl(s->url);
-    line += s->ends_in ? ", resolving after " + FormatParamDuration(*s->ends_in)
-                       : std::string(", until Alertmanager's resolve_timeout");
+        "raise Alertmanager alert {" + labels + ", failover_id} at " + AlertsUrl(s.url);
+    line += s.ends_in ? ", resolving after " + FormatParamDuration(*s.ends_in)
+                      : std::string(", until Alertmanager's resolve_timeout");
     return line;
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return ActionResult::Failed(FirstParamError(errors));
-    nlohmann::json labels(s->labels);
+  ActionResult RunSpec(const AlertmanagerSpec& s, const ActionContext& ctx) override {
+    nlohmann::json labels(s.labels);
     labels["failover_id"] = ctx.failover_id;
     const UnixMillis now = clock_->Now();
     nlohmann::json alert = {{"labels", labels},
-                            {"annotations", nlohmann::json(s->annotations)},
+                            {"annotations", nlohmann::json(s.annotations)},
                             {"startsAt", FormatUnixMillis(now)}};
-    if (s->ends_in) alert["endsAt"] = FormatUnixMillis(now + s->ends_in->count());
-    if (!s->generator_url.empty()) alert["generatorURL"] = s->generator_url;
+    if (s.ends_in) alert["endsAt"] = FormatUnixMillis(now + s.ends_in->count());
+    if (!s.generator_url.empty()) alert["generatorURL"] = s.generator_url;
 
     HttpCall call;
     call.method = "POST";
-    call.url = AlertsUrl(s->url);
-    call.headers = s->headers;
+    call.url = AlertsUrl(s.url);
+    call.headers = s.headers;
     call.body = nlohmann::json::array({alert}).dump(-1, ' ', false,
                                                     nlohmann::json::error_handler_t::replace);
     call.content_type = "application/json";
     HttpReply reply = SendHttp(call, ctx);
-    return HttpResult("Alertmanager alert " + s->labels["alertname"], call, ExpectStatus{}, reply);
+    return HttpResult("Alertmanager alert " + s.labels.at("alertname"), call, ExpectStatus{},
+                      reply);
   }
 
  private:

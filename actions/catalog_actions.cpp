@@ -6,6 +6,7 @@
 #include "actions/catalog_checks.h"
 #include "actions/catalog_scope.h"
 #include "actions/ownership_transfer.h"
+#include "actions/param_reader.h"
 
 namespace icewarden {
 
@@ -34,12 +35,6 @@ TransferParams ParseTransferParams(const nlohmann::json& params, std::vector<Par
   if (auto v = IntParam(params, "batch_size", 1, 10'000, errors))
     p.batch_size = static_cast<int>(*v);
   return p;
-}
-
-std::string JoinErrors(const std::vector<ParamError>& errors) {
-  std::string out;
-  for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.path + ": " + e.message;
-  return out;
 }
 
 // Turns a report into the step's result. Partial effects are kUnknown: the action is idempotent,
@@ -134,7 +129,7 @@ class OwnershipTransferAction final : public Action {
   Result<TransferSpec> MakeSpec(const nlohmann::json& params, const ActionContext& ctx) const {
     std::vector<ParamError> errors;
     TransferParams p = ParseTransferParams(params, &errors);
-    if (!errors.empty()) return Status::InvalidArgument("invalid params: " + JoinErrors(errors));
+    if (!errors.empty()) return Status::InvalidArgument(FirstParamError(errors));
     if (ctx.from.empty() || ctx.to.empty() || ctx.from == ctx.to)
       return Status::InvalidArgument("ownership.transfer needs two different regions, from '" +
                                      ctx.from + "' and to '" + ctx.to + "'");

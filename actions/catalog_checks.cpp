@@ -8,6 +8,8 @@
 #include "actions/catalog_load.h"
 #include "actions/catalog_scope.h"
 #include "actions/catalog_session.h"
+#include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 #include "health/replication_lag.h"
 #include "state/state_store.h"
 
@@ -19,12 +21,6 @@ using namespace std::chrono_literals;
 
 constexpr std::size_t kMaxScopeTables = 100'000;
 constexpr std::size_t kMaxDetailRows = 50;
-
-std::string JoinErrors(const std::vector<ParamError>& errors) {
-  std::string out;
-  for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.path + ": " + e.message;
-  return out;
-}
 
 std::string Ms(std::chrono::milliseconds d) { return FormatLagDuration(d); }
 
@@ -44,30 +40,32 @@ Result<std::vector<TableIdent>> ScopeTables(const ActionEnv& env, const std::str
 
 // ---- verify.catalog_healthy -------------------------------------------------------------
 
-class CatalogHealthyCheck final : public Action {
+struct CatalogHealthyParams {
+  std::string region;
+  std::chrono::milliseconds timeout{5s};
+};
+class CatalogHealthyCheck final : public ParsedAction<CatalogHealthyParams> {
  public:
   explicit CatalogHealthyCheck(ActionEnv env) : env_(std::move(env)) {}
   std::string_view kind() const override { return "verify.catalog_healthy"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, &errors);
-    return errors;
+ protected:
+  std::optional<CatalogHealthyParams> Read(const nlohmann::json& params,
+                                           std::vector<ParamError>& errors) const override {
+    CatalogHealthyParams p = Parse(params, &errors);
+    if (!errors.empty()) return std::nullopt;
+    return p;
   }
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
+
+  std::string PlanSpec(const CatalogHealthyParams& p) const override {
     return "check that region " + p.region +
            " is healthy and that its catalog answers GET "
            "/v1/config within " +
            Ms(p.timeout);
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
-    if (!errors.empty()) return ActionResult::Failed("invalid params: " + JoinErrors(errors));
+  ActionResult RunSpec(const CatalogHealthyParams& p, const ActionContext& ctx) override {
     nlohmann::json detail{{"region", p.region}};
     if (!env_.region_health) return ActionResult::Failed("no region health source is configured");
     auto region = env_.region_health(p.region);
@@ -107,13 +105,9 @@ class CatalogHealthyCheck final : public Action {
   }
 
  private:
-  struct Params {
-    std::string region;
-    std::chrono::milliseconds timeout{5s};
-  };
-  static Params Parse(const nlohmann::json& params, std::vector<ParamError>* errors) {
+  static CatalogHealthyParams Parse(const nlohmann::json& params, std::vector<ParamError>* errors) {
     CheckParamKeys(params, {"region", "timeout"}, errors);
-    Params p;
+    CatalogHealthyParams p;
     if (auto r = StringParam(params, "region", errors))
       p.region = *r;
     else if (!params.is_object() || !params.contains("region"))
@@ -131,20 +125,26 @@ class CatalogHealthyCheck final : public Action {
 
 // ---- verify.replica_caught_up -----------------------------------------------------------
 
-class ReplicaCaughtUpCheck final : public Action {
+struct ReplicaCaughtUpParams {
+  std::string region, owner, scope;
+  std::chrono::milliseconds max_lag{0};
+  int concurrency = 16;
+};
+class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams> {
  public:
   explicit ReplicaCaughtUpCheck(ActionEnv env) : env_(std::move(env)) {}
   std::string_view kind() const override { return "verify.replica_caught_up"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, &errors);
-    return errors;
+ protected:
+  std::optional<ReplicaCaughtUpParams> Read(const nlohmann::json& params,
+                                            std::vector<ParamError>& errors) const override {
+    ReplicaCaughtUpParams p = Parse(params, &errors);
+    if (!errors.empty()) return std::nullopt;
+    return p;
   }
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
+
+  std::string PlanSpec(const ReplicaCaughtUpParams& p) const override {
     std::string replica = p.region.empty() ? "the 'to' region" : p.region;
     std::string owner = p.owner.empty() ? "the 'from' region" : p.owner;
     std::string scope = p.scope.empty() ? "the failover's scope" : p.scope;
@@ -154,10 +154,7 @@ class ReplicaCaughtUpCheck final : public Action {
            owner + ", with no divergence";
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
-    if (!errors.empty()) return ActionResult::Failed("invalid params: " + JoinErrors(errors));
+  ActionResult RunSpec(const ReplicaCaughtUpParams& p, const ActionContext& ctx) override {
     std::string replica = p.region.empty() ? ctx.to : p.region;
     std::string owner = p.owner.empty() ? ctx.from : p.owner;
     std::string scope = p.scope.empty() ? ctx.scope : p.scope;
@@ -249,14 +246,10 @@ class ReplicaCaughtUpCheck final : public Action {
   }
 
  private:
-  struct Params {
-    std::string region, owner, scope;
-    std::chrono::milliseconds max_lag{0};
-    int concurrency = 16;
-  };
-  static Params Parse(const nlohmann::json& params, std::vector<ParamError>* errors) {
+  static ReplicaCaughtUpParams Parse(const nlohmann::json& params,
+                                     std::vector<ParamError>* errors) {
     CheckParamKeys(params, {"region", "owner", "scope", "max_lag", "concurrency"}, errors);
-    Params p;
+    ReplicaCaughtUpParams p;
     if (auto v = StringParam(params, "region", errors)) p.region = *v;
     if (auto v = StringParam(params, "owner", errors)) p.owner = *v;
     if (auto v = StringParam(params, "scope", errors)) {

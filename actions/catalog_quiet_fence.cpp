@@ -11,6 +11,8 @@
 #include "actions/catalog_load.h"
 #include "actions/catalog_scope.h"
 #include "actions/catalog_session.h"
+#include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 #include "health/replication_lag.h"
 #include "state/state_store.h"
 
@@ -53,20 +55,27 @@ std::string SnapshotText(const Seen& s) {
   return s.snapshot_id ? std::to_string(*s.snapshot_id) : "none";
 }
 
-class CatalogQuietFence final : public Action {
+struct QuietFenceParams {
+  std::string region, owner, scope;
+  std::chrono::milliseconds window{30s};
+  std::chrono::milliseconds poll_interval{1s};
+  int concurrency = 16;
+};
+class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
  public:
   explicit CatalogQuietFence(ActionEnv env) : env_(std::move(env)) {}
   std::string_view kind() const override { return "fence.catalog_quiet"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, &errors);
-    return errors;
+ protected:
+  std::optional<QuietFenceParams> Read(const nlohmann::json& params,
+                                       std::vector<ParamError>& errors) const override {
+    QuietFenceParams p = Parse(params, &errors);
+    if (!errors.empty()) return std::nullopt;
+    return p;
   }
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
+
+  std::string PlanSpec(const QuietFenceParams& p) const override {
     std::string region = p.region.empty() ? "the 'from' region" : p.region;
     std::string scope = p.scope.empty() ? "the failover's scope" : p.scope;
     return "watch " + region + "'s catalog for " + FormatLagDuration(p.window) + " (a poll every " +
@@ -76,14 +85,7 @@ class CatalogQuietFence final : public Action {
            scope + ", or when a table cannot be observed";
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto p = Parse(params, &errors);
-    if (!errors.empty()) {
-      std::string out;
-      for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.path + ": " + e.message;
-      return ActionResult::Failed("invalid params: " + out);
-    }
+  ActionResult RunSpec(const QuietFenceParams& p, const ActionContext& ctx) override {
     std::string region = p.region.empty() ? ctx.from : p.region;
     std::string owner = p.owner.empty() ? ctx.from : p.owner;
     std::string scope_text = p.scope.empty() ? ctx.scope : p.scope;
@@ -221,16 +223,10 @@ class CatalogQuietFence final : public Action {
   }
 
  private:
-  struct Params {
-    std::string region, owner, scope;
-    std::chrono::milliseconds window{30s};
-    std::chrono::milliseconds poll_interval{1s};
-    int concurrency = 16;
-  };
-  static Params Parse(const nlohmann::json& params, std::vector<ParamError>* errors) {
+  static QuietFenceParams Parse(const nlohmann::json& params, std::vector<ParamError>* errors) {
     CheckParamKeys(params, {"region", "owner", "scope", "window", "poll_interval", "concurrency"},
                    errors);
-    Params p;
+    QuietFenceParams p;
     if (auto v = StringParam(params, "region", errors)) p.region = *v;
     if (auto v = StringParam(params, "owner", errors)) p.owner = *v;
     if (auto v = StringParam(params, "scope", errors)) {

@@ -31,7 +31,6 @@ namespace icewarden {
 
 class StateStore;
 
-
 struct CatalogScope {
   enum class Kind { kNamespace, kTables, kOwner };
   Kind kind = Kind::kNamespace;

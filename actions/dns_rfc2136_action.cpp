@@ -31,6 +31,7 @@
 #include "actions/dns_actions.h"
 #include "actions/dns_client.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
@@ -245,6 +246,12 @@ nlohmann::json RRsetJson(const RRset& r) {
   return {{"name", r.name}, {"type", DnsTypeName(r.type)}, {"ttl", r.ttl}, {"values", r.values}};
 }
 
+nlohmann::json RRsetsJson(const std::vector<RRset>& rrsets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rrsets) out.push_back(RRsetJson(r));
+  return out;
+}
+
 // The inverse of RRsetJson; nullopt when `j` is not one.
 std::optional<RRset> RRsetFromJson(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string() || !j.contains("type") ||
@@ -351,62 +358,25 @@ Result<std::vector<RRset>> CapturedRRsets(const std::string& before_json) {
   return out;
 }
 
-class DnsRfc2136Action final : public Action {
+class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
  public:
   std::string_view kind() const override { return "dns.rfc2136"; }
   bool idempotent() const override { return true; }
   bool has_compensation() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
-  }
-
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return "dns.rfc2136: " + FirstParamError(errors);
-    std::string changes;
-    for (const auto& r : s->rrsets) changes += (changes.empty() ? "" : "; ") + Describe(r);
-    return "RFC 2136 UPDATE of zone " + s->zone + " at " + s->server.ToString() +
-           " signed with TSIG key " + s->key.name + " (" + s->key.algorithm + "): " + changes +
-           "; then query to verify";
-  }
-
   Result<std::string> Capture(const nlohmann::json& params, const ActionContext& ctx) override {
     std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
+    auto s = Read(params, errors);
     if (!s) return Status::InvalidArgument(FirstParamError(errors));
     auto before = ReadRRsets(*s, ctx);
     if (!before.ok()) return before.status();
-    nlohmann::json previous = nlohmann::json::array();
-    for (const auto& r : *before) previous.push_back(RRsetJson(r));
-    return Dump(nlohmann::json{{"previous", previous}});
-  }
-
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return ActionResult::Failed(FirstParamError(errors));
-    if (ctx.expired()) return ActionResult::Failed("dns.rfc2136 did not start: step expired");
-    // The RRsets from before the step, for Compensate: as captured before the first attempt,
-    // else as they are now.
-    Result<std::vector<RRset>> before =
-        ctx.before_json.empty() ? ReadRRsets(*s, ctx) : CapturedRRsets(ctx.before_json);
-    if (!before.ok()) return ActionResult::Failed(before.status().message());
-    nlohmann::json previous = nlohmann::json::array();
-    for (const auto& r : *before) previous.push_back(RRsetJson(r));
-    nlohmann::json detail = {
-        {"server", s->server.ToString()}, {"zone", s->zone}, {"previous", previous}};
-    return UpdateAndVerify(*s, Changes(s->rrsets), s->rrsets, *before, std::move(detail), "UPDATE",
-                           ctx);
+    return Dump(nlohmann::json{{"previous", RRsetsJson(*before)}});
   }
 
   ActionResult Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,
                           const ActionContext& ctx) override {
     std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
+    auto s = Read(params, errors);
     if (!s) return ActionResult::Failed(FirstParamError(errors));
     const auto it = run_detail.find("previous");
     if (it == run_detail.end() || !it->is_array())
@@ -414,20 +384,14 @@ class DnsRfc2136Action final : public Action {
     std::vector<RRsetChange> restore;
     std::vector<RRset> before;
     for (const auto& p : *it) {
-      RRsetChange r;
-      std::string why;
-      auto type = p.contains("type") && p["type"].is_string()
-                      ? ParseDnsType(p["type"].get<std::string>())
-                      : std::nullopt;
-      if (!type || !p.contains("name") || !p["name"].is_string() || !p.contains("values") ||
-          !p["values"].is_array())
+      auto previous = RRsetFromJson(p);
+      if (!previous)
         return ActionResult::Failed("cannot restore: malformed previous record " + p.dump());
-      r.name = p["name"].get<std::string>();
-      r.type = *type;
-      r.ttl = p.value("ttl", 60u);
-      for (const auto& v : p["values"]) {
-        if (v.is_string()) r.add.push_back(v.get<std::string>());
-      }
+      RRsetChange r;
+      r.name = previous->name;
+      r.type = previous->type;
+      r.ttl = previous->ttl > 0 ? previous->ttl : 60;
+      r.add = previous->values;
       std::sort(r.add.begin(), r.add.end());
       // Put back exactly what was there; an RRset that did not exist is deleted.
       r.replace = !r.add.empty();
@@ -442,6 +406,33 @@ class DnsRfc2136Action final : public Action {
         {"server", s->server.ToString()}, {"zone", s->zone}, {"restored", *it}};
     return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
                            "restoring UPDATE", ctx);
+  }
+
+ protected:
+  std::optional<Rfc2136Spec> Read(const nlohmann::json& params,
+                                  std::vector<ParamError>& errors) const override {
+    return Parse(params, errors);
+  }
+
+  std::string PlanSpec(const Rfc2136Spec& s) const override {
+    std::string changes;
+    for (const auto& r : s.rrsets) changes += (changes.empty() ? "" : "; ") + Describe(r);
+    return "RFC 2136 UPDATE of zone " + s.zone + " at " + s.server.ToString() +
+           " signed with TSIG key " + s.key.name + " (" + s.key.algorithm + "): " + changes +
+           "; then query to verify";
+  }
+
+  ActionResult RunSpec(const Rfc2136Spec& s, const ActionContext& ctx) override {
+    if (ctx.expired()) return ActionResult::Failed("dns.rfc2136 did not start: step expired");
+    // The RRsets from before the step, for Compensate: as captured before the first attempt,
+    // else as they are now.
+    Result<std::vector<RRset>> before =
+        ctx.before_json.empty() ? ReadRRsets(s, ctx) : CapturedRRsets(ctx.before_json);
+    if (!before.ok()) return ActionResult::Failed(before.status().message());
+    nlohmann::json detail = {
+        {"server", s.server.ToString()}, {"zone", s.zone}, {"previous", RRsetsJson(*before)}};
+    return UpdateAndVerify(s, Changes(s.rrsets), s.rrsets, *before, std::move(detail), "UPDATE",
+                           ctx);
   }
 };
 

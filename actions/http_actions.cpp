@@ -13,11 +13,12 @@
 #include "actions/action_kinds.h"
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
 
-class HttpEndpointAction final : public Action {
+class HttpEndpointAction final : public ParsedAction<HttpRequestSpec> {
  public:
   HttpEndpointAction(std::string kind, bool idempotent, std::string what)
       : kind_(std::move(kind)), idempotent_(idempotent), what_(std::move(what)) {}
@@ -25,17 +26,19 @@ class HttpEndpointAction final : public Action {
   std::string_view kind() const override { return kind_; }
   bool idempotent() const override { return idempotent_; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
+ protected:
+  std::optional<HttpRequestSpec> Read(const nlohmann::json& params,
+                                      std::vector<ParamError>& errors) const override {
+    ParamReader r(&errors);
+    if (!r.RequireObject(params, "")) return std::nullopt;
+    r.RejectUnknown(params, "", kHttpRequestParams);
+    auto spec = ReadHttpRequestSpec(params, "", r);
+    if (!r.ok()) return std::nullopt;
+    return spec;
   }
 
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto spec = Parse(params, errors);
-    if (!spec) return kind_ + ": " + FirstParamError(errors);
-    const HttpCall& c = spec->call;
+  std::string PlanSpec(const HttpRequestSpec& spec) const override {
+    const HttpCall& c = spec.call;
     std::string line = what_ + ": " + c.method + " " + c.url;
     std::string extras;
     if (!c.body.empty())
@@ -47,7 +50,7 @@ class HttpEndpointAction final : public Action {
       extras += (extras.empty() ? "" : "; ") + std::string("headers ") + names;
     }
     if (!extras.empty()) line += " (" + extras + ")";
-    line += ", expecting " + spec->expect.ToString();
+    line += ", expecting " + spec.expect.ToString();
     if (!idempotent_) {
       const bool safe = c.method == "GET" || c.method == "PUT" || c.method == "DELETE";
       line += safe ? "; idempotent by HTTP semantics" : "; not idempotent";
@@ -55,25 +58,12 @@ class HttpEndpointAction final : public Action {
     return line;
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto spec = Parse(params, errors);
-    if (!spec) return ActionResult::Failed(FirstParamError(errors));
-    HttpReply reply = SendHttp(spec->call, ctx);
-    return HttpResult(what_, spec->call, spec->expect, reply);
+  ActionResult RunSpec(const HttpRequestSpec& spec, const ActionContext& ctx) override {
+    HttpReply reply = SendHttp(spec.call, ctx);
+    return HttpResult(what_, spec.call, spec.expect, reply);
   }
 
  private:
-  std::optional<HttpRequestSpec> Parse(const nlohmann::json& params,
-                                       std::vector<ParamError>& errors) const {
-    ParamReader r(&errors);
-    if (!r.RequireObject(params, "")) return std::nullopt;
-    r.RejectUnknown(params, "", kHttpRequestParams);
-    auto spec = ReadHttpRequestSpec(params, "", r);
-    if (!r.ok()) return std::nullopt;
-    return spec;
-  }
-
   std::string kind_;
   bool idempotent_;
   std::string what_;  // starts Plan lines and reasons

@@ -11,6 +11,7 @@
 #include "actions/dns_actions.h"
 #include "actions/dns_client.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
@@ -70,49 +71,43 @@ std::string Join(const std::vector<std::string>& values) {
   return s;
 }
 
-class VerifyDnsAction final : public Action {
+class VerifyDnsAction final : public ParsedAction<VerifyDnsSpec> {
  public:
   std::string_view kind() const override { return "verify.dns"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
+ protected:
+  std::optional<VerifyDnsSpec> Read(const nlohmann::json& params,
+                                    std::vector<ParamError>& errors) const override {
+    return Parse(params, errors);
   }
 
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return "verify.dns: " + FirstParamError(errors);
-    return "check that " + s->server.ToString() + " answers " + s->name + " " +
-           DnsTypeName(s->type) + " with exactly " + Join(s->expect);
+  std::string PlanSpec(const VerifyDnsSpec& s) const override {
+    return "check that " + s.server.ToString() + " answers " + s.name + " " + DnsTypeName(s.type) +
+           " with exactly " + Join(s.expect);
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return ActionResult::Failed(FirstParamError(errors));
+  ActionResult RunSpec(const VerifyDnsSpec& s, const ActionContext& ctx) override {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         ctx.deadline - std::chrono::steady_clock::now());
     if (ctx.expired() || left <= 0ms)
       return ActionResult::Failed("verify.dns did not start: the step's deadline passed");
     DnsLookup got =
-        QueryRRset(s->server, s->name, s->type, std::min<std::chrono::milliseconds>(left, 10s),
+        QueryRRset(s.server, s.name, s.type, std::min<std::chrono::milliseconds>(left, 10s),
                    /*follow_cnames=*/true);
-    const std::string asked = s->name + " " + DnsTypeName(s->type);
+    const std::string asked = s.name + " " + DnsTypeName(s.type);
     if (!got.ok) return ActionResult::Failed(got.error);
     nlohmann::json detail = {
-        {"server", s->server.ToString()}, {"rcode", got.rcode}, {"values", got.rrset.values}};
+        {"server", s.server.ToString()}, {"rcode", got.rcode}, {"values", got.rrset.values}};
     const std::string dumped =
         detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (got.rrset.values == s->expect)
+    if (got.rrset.values == s.expect)
       return ActionResult::Succeeded(asked + " is " + Join(got.rrset.values), dumped);
     if (got.rrset.values.empty())
       return ActionResult::Failed(
-          asked + " has no records (" + got.rcode + "), expected " + Join(s->expect), dumped);
+          asked + " has no records (" + got.rcode + "), expected " + Join(s.expect), dumped);
     return ActionResult::Failed(
-        asked + " is " + Join(got.rrset.values) + ", expected " + Join(s->expect), dumped);
+        asked + " is " + Join(got.rrset.values) + ", expected " + Join(s.expect), dumped);
   }
 };
 

@@ -16,6 +16,7 @@
 #include "actions/action_kinds.h"
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
+#include "actions/parsed_action.h"
 
 namespace icewarden {
 namespace {
@@ -84,36 +85,30 @@ std::string Interrupted(const ActionContext& ctx) {
   return ctx.cancel && ctx.cancel->cancelled() ? "cancelled" : "step deadline passed";
 }
 
-class WaitAction final : public Action {
+class WaitAction final : public ParsedAction<WaitSpec> {
  public:
   std::string_view kind() const override { return "wait"; }
   bool idempotent() const override { return true; }
 
-  std::vector<ParamError> Validate(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    Parse(params, errors);
-    return errors;
+ protected:
+  std::optional<WaitSpec> Read(const nlohmann::json& params,
+                               std::vector<ParamError>& errors) const override {
+    return Parse(params, errors);
   }
 
-  std::string Plan(const nlohmann::json& params) const override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return "wait: " + FirstParamError(errors);
-    if (!s->until) return "wait " + FormatParamDuration(*s->duration);
-    std::string line = "wait until GET " + s->until->url + " returns " + s->expect.ToString() +
-                       ", polling every " + FormatParamDuration(s->poll_interval);
-    line += s->duration ? ", for at most " + FormatParamDuration(*s->duration)
-                        : std::string(", until the step times out");
+  std::string PlanSpec(const WaitSpec& s) const override {
+    if (!s.until) return "wait " + FormatParamDuration(*s.duration);
+    std::string line = "wait until GET " + s.until->url + " returns " + s.expect.ToString() +
+                       ", polling every " + FormatParamDuration(s.poll_interval);
+    line += s.duration ? ", for at most " + FormatParamDuration(*s.duration)
+                       : std::string(", until the step times out");
     return line;
   }
 
-  ActionResult Run(const nlohmann::json& params, const ActionContext& ctx) override {
-    std::vector<ParamError> errors;
-    auto s = Parse(params, errors);
-    if (!s) return ActionResult::Failed(FirstParamError(errors));
+  ActionResult RunSpec(const WaitSpec& s, const ActionContext& ctx) override {
     const auto started = SteadyClock::now();
-    if (!s->until) return FixedWait(*s->duration, ctx, started);
-    return PollUntil(*s, ctx, started);
+    if (!s.until) return FixedWait(*s.duration, ctx, started);
+    return PollUntil(s, ctx, started);
   }
 
  private:
