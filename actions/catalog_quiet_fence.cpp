@@ -243,8 +243,9 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
         p.window = *v;
     }
     if (auto v = DurationParam(params, "poll_interval", errors)) {
-      if (v->count() <= 0)
-        errors->push_back({"poll_interval", "must be more than 0"});
+      if (*v < kMinPollInterval)
+        errors->push_back(
+            {"poll_interval", "must be at least " + FormatParamDuration(kMinPollInterval)});
       else
         p.poll_interval = *v;
     }

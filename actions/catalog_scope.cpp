@@ -174,7 +174,9 @@ std::optional<std::chrono::milliseconds> DurationParam(const nlohmann::json& par
   std::optional<std::chrono::milliseconds> d;
   if (v.is_string()) d = ParseParamDuration(v.get<std::string>());
   if (!d) {
-    errors->push_back({key, "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h30m\""});
+    errors->push_back(
+        {key, "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h30m\", at most " +
+                  FormatParamDuration(kMaxParamDuration)});
     return std::nullopt;
   }
   return d;

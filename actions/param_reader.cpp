@@ -43,6 +43,7 @@ std::optional<std::chrono::milliseconds> ParseParamDuration(std::string_view tex
     else
       return std::nullopt;
     total += n * scale;
+    if (total > kMaxParamDuration.count()) return std::nullopt;
   }
   return std::chrono::milliseconds(total);
 }
@@ -165,12 +166,17 @@ std::optional<std::chrono::milliseconds> ParamReader::Duration(const nlohmann::j
                                                                bool required) {
   const nlohmann::json* v = Member(object, parent, key, required);
   if (!v) return std::nullopt;
-  if (v->is_number_integer() && v->get<int64_t>() >= 0)
-    return std::chrono::milliseconds(v->get<int64_t>() * 1000);
+  const std::string at_most = ", at most " + FormatParamDuration(kMaxParamDuration);
+  if (v->is_number_integer() && v->get<int64_t>() >= 0) {
+    if (v->get<int64_t>() <= kMaxParamDuration.count() / 1000)
+      return std::chrono::milliseconds(v->get<int64_t>() * 1000);
+    Error(ParamPath(parent, key), "expected seconds" + at_most + ", got " + v->dump());
+    return std::nullopt;
+  }
   if (v->is_string()) {
     if (auto d = ParseParamDuration(v->get_ref<const std::string&>())) return d;
-    Error(ParamPath(parent, key), "expected a duration such as 250ms, 30s, 2m or 1h30m, got '" +
-                                      v->get<std::string>() + "'");
+    Error(ParamPath(parent, key), "expected a duration such as 250ms, 30s, 2m or 1h30m" + at_most +
+                                      ", got '" + v->get<std::string>() + "'");
     return std::nullopt;
   }
   Error(ParamPath(parent, key), "expected a duration such as 30s, got " + DescribeJsonType(*v));

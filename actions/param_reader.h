@@ -26,6 +26,14 @@ std::string ParamPath(const std::string& parent, size_t index);
 
 // One syntax for every action's durations: "500ms", "30s", "5m", "1h30m", "2d", or "0"; a
 // number needs its unit. nullopt for anything else (negative, fractional, overflowing).
+// The longest duration a param may name. Longer is a mistake in a failover runbook, and
+// deadlines are steady_clock time points: "now + d" must not overflow.
+inline constexpr std::chrono::milliseconds kMaxParamDuration = std::chrono::hours(24 * 30);
+
+// The shortest poll interval a param may name: a catalog or HTTP endpoint polled in a tight
+// loop by a failover is a load test nobody asked for.
+inline constexpr std::chrono::milliseconds kMinPollInterval{50};
+
 std::optional<std::chrono::milliseconds> ParseParamDuration(std::string_view text);
 // The shortest exact form: 1500ms -> "1500ms", 30000ms -> "30s", 120000ms -> "2m".
 std::string FormatParamDuration(std::chrono::milliseconds d);

@@ -54,8 +54,8 @@ std::optional<WaitSpec> Parse(const nlohmann::json& params, std::vector<ParamErr
       s.until = call;
     }
     if (auto p = r.Duration(params, "", "poll_interval", false)) {
-      if (p->count() <= 0)
-        r.Error("poll_interval", "must be longer than 0s");
+      if (*p < kMinPollInterval)
+        r.Error("poll_interval", "must be at least " + FormatParamDuration(kMinPollInterval));
       else
         s.poll_interval = *p;
     }

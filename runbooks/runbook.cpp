@@ -8,29 +8,40 @@ std::string SourcePos::ToString() const {
 
 const char* OnFailureName(OnFailure f) {
   switch (f) {
-    case OnFailure::kAbort: return "abort";
-    case OnFailure::kContinue: return "continue";
-    case OnFailure::kCompensate: return "compensate";
+    case OnFailure::kAbort:
+      return "abort";
+    case OnFailure::kContinue:
+      return "continue";
+    case OnFailure::kCompensate:
+      return "compensate";
   }
   return "abort";
 }
 
 const char* RunbookSectionName(RunbookSection s) {
   switch (s) {
-    case RunbookSection::kFence: return "fence";
-    case RunbookSection::kPromote: return "promote";
-    case RunbookSection::kVerify: return "verify";
-    case RunbookSection::kCompensate: return "compensate";
+    case RunbookSection::kFence:
+      return "fence";
+    case RunbookSection::kPromote:
+      return "promote";
+    case RunbookSection::kVerify:
+      return "verify";
+    case RunbookSection::kCompensate:
+      return "compensate";
   }
   return "fence";
 }
 
 const std::vector<RunbookStep>& Runbook::Section(RunbookSection s) const {
   switch (s) {
-    case RunbookSection::kFence: return fence;
-    case RunbookSection::kPromote: return promote;
-    case RunbookSection::kVerify: return verify;
-    case RunbookSection::kCompensate: return compensate;
+    case RunbookSection::kFence:
+      return fence;
+    case RunbookSection::kPromote:
+      return promote;
+    case RunbookSection::kVerify:
+      return verify;
+    case RunbookSection::kCompensate:
+      return compensate;
   }
   return fence;
 }

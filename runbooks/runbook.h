@@ -26,8 +26,8 @@ namespace icewarden {
 
 struct SourcePos {
   std::string file{};
-  int line = 0;    // 1-based
-  int column = 0;  // 1-based
+  int line = 0;                  // 1-based
+  int column = 0;                // 1-based
   std::string ToString() const;  // "FILE:LINE:COL"
 };
 
@@ -38,6 +38,13 @@ enum class OnFailure {
 };
 const char* OnFailureName(OnFailure f);
 
+// Bounds on what a runbook may ask of the executor: a deadline is "now + timeout" on the
+// steady clock, backoffs are slept, and a step retried without end is a stuck failover.
+inline constexpr std::chrono::milliseconds kMaxStepTimeout = std::chrono::hours(24);
+inline constexpr std::chrono::milliseconds kMaxBackoff = std::chrono::hours(1);
+inline constexpr int kMaxStepAttempts = 100;
+// Steps of one parallel group each get a thread.
+inline constexpr std::size_t kMaxParallelGroupSteps = 32;
 
 struct StepRetry {
   int attempts = 1;  // total tries, >= 1
@@ -55,8 +62,8 @@ struct StepCompensation {
 };
 
 struct RunbookStep {
-  std::string id{};      // unique within the runbook
-  std::string action{};  // a registered action kind
+  std::string id{};                                  // unique within the runbook
+  std::string action{};                              // a registered action kind
   nlohmann::json params = nlohmann::json::object();  // templates unresolved
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   StepRetry retry{};

@@ -228,8 +228,15 @@ class DocumentReader {
     std::map<std::string, Seen> groups;
     for (const auto& [section, steps] : sections) {
       std::string previous;
+      std::size_t run = 0;  // steps of the current group so far
       for (const auto& r : steps) {
         const std::string& g = r.step.parallel_group;
+        run = !g.empty() && g == previous ? run + 1 : 1;
+        if (!g.empty() && run == kMaxParallelGroupSteps + 1) {
+          issues_->Add(*r.parallel_mark, "parallel group '" + g + "' has more than " +
+                                             std::to_string(kMaxParallelGroupSteps) +
+                                             " steps; each runs on its own thread");
+        }
         if (!g.empty() && g != previous) {
           if (auto it = groups.find(g); it != groups.end()) {
             std::string message = "parallel group '" + g + "' must be consecutive steps of one " +

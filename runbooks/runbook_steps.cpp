@@ -175,8 +175,10 @@ std::optional<StepRead> StepReader::Read(const YamlValue& item, RunbookSection s
   if (auto v = map->Require("action")) action = ReadAction(*v, &step.action);
   auto params_value = map->Get("params");
   step.params = ReadParams(params_value, &step.param_pos);
-  if (map->Read("timeout", &step.timeout) && step.timeout.count() <= 0) {
-    map->Get("timeout")->Error("must be longer than 0");
+  if (map->Read("timeout", &step.timeout) &&
+      (step.timeout.count() <= 0 || step.timeout > kMaxStepTimeout)) {
+    map->Get("timeout")->Error("must be longer than 0 and at most " +
+                               FormatDuration(kMaxStepTimeout));
   }
   if (auto v = map->Get("retry")) step.retry = ReadRetry(*v);
   if (auto v = map->Get("on_failure")) {
@@ -285,12 +287,18 @@ StepRetry StepReader::ReadRetry(const YamlValue& value) const {
   StepRetry retry;
   auto map = value.Map(kRetryKeys);
   if (!map) return retry;
-  if (map->Read("attempts", &retry.attempts) && retry.attempts < 1) {
+  if (map->Read("attempts", &retry.attempts) &&
+      (retry.attempts < 1 || retry.attempts > kMaxStepAttempts)) {
     map->Get("attempts")
-        ->Error("must be at least 1 (the first try counts), got " + std::to_string(retry.attempts));
+        ->Error("must be from 1 (the first try counts) to " + std::to_string(kMaxStepAttempts) +
+                ", got " + std::to_string(retry.attempts));
   }
-  map->Read("initial_backoff", &retry.initial_backoff);
-  if (map->Read("max_backoff", &retry.max_backoff) && retry.max_backoff < retry.initial_backoff) {
+  if (map->Read("initial_backoff", &retry.initial_backoff) && retry.initial_backoff > kMaxBackoff)
+    map->Get("initial_backoff")->Error("must be at most " + FormatDuration(kMaxBackoff));
+  const bool has_max = map->Read("max_backoff", &retry.max_backoff);
+  if (has_max && retry.max_backoff > kMaxBackoff) {
+    map->Get("max_backoff")->Error("must be at most " + FormatDuration(kMaxBackoff));
+  } else if (has_max && retry.max_backoff < retry.initial_backoff) {
     map->Get("max_backoff")
         ->Error("must not be shorter than initial_backoff (" +
                 FormatDuration(retry.initial_backoff) + ")");

@@ -120,14 +120,29 @@ TEST_F(ActionParamsTest, AlertmanagerChecksLabelsAndDurations) {
 TEST_F(ActionParamsTest, WaitNeedsADurationOrACondition) {
   EXPECT_THAT(Lines("wait", json::object()), ElementsAre("duration: missing required param"));
   EXPECT_THAT(Lines("wait", {{"duration", "5 minutes"}}),
-              ElementsAre("duration: expected a duration such as 250ms, 30s, 2m or 1h30m, got '5 "
-                          "minutes'"));
+              ElementsAre("duration: expected a duration such as 250ms, 30s, 2m or 1h30m, at "
+                          "most 720h, got '5 minutes'"));
   EXPECT_THAT(
       Paths("wait", {{"until", {{"url", "x"}, {"expect_status", 99}}}, {"poll_interval", 0}}),
       ElementsAre("until.url", "until.expect_status", "poll_interval"));
   EXPECT_THAT(Lines("wait", {{"duration", "1s"}, {"poll_interval", "1s"}}),
               ElementsAre("poll_interval: only used with until"));
   EXPECT_TRUE(Kind("wait").Validate({{"duration", 30}}).empty());
+}
+
+TEST_F(ActionParamsTest, DurationsAndPollIntervalsAreBounded) {
+  // Deadlines are "now + d" on the steady clock: a duration near 2^63 ns wrapped and made a
+  // long wait succeed at once. Thirty days is the most any param may name.
+  EXPECT_TRUE(Kind("wait").Validate({{"duration", "720h"}}).empty());
+  EXPECT_THAT(Lines("wait", {{"duration", "721h"}}),
+              ElementsAre("duration: expected a duration such as 250ms, 30s, 2m or 1h30m, at "
+                          "most 720h, got '721h'"));
+  EXPECT_THAT(Lines("wait", {{"duration", "999999999d999999999d"}}), ::testing::SizeIs(1));
+  EXPECT_THAT(Lines("wait", {{"duration", 1'000'000'000'000LL}}),
+              ElementsAre("duration: expected seconds, at most 720h, got 1000000000000"));
+  EXPECT_THAT(
+      Lines("wait", {{"until", {{"url", "http://127.0.0.1:1/"}}}, {"poll_interval", "1ms"}}),
+      ElementsAre("poll_interval: must be at least 50ms"));
 }
 
 TEST_F(ActionParamsTest, VerifyDnsChecksServerNameTypeAndValues) {

@@ -68,6 +68,12 @@ TEST(CatalogActionsTest, ChecksValidatePaths) {
             std::vector<std::string>{"poll_interval"});
   EXPECT_EQ(Paths(quiet->Validate(json{{"window", "30s"}, {"scope", "tables:"}})),
             std::vector<std::string>{"scope"});
+  // A poll every few milliseconds over a whole scope is a load test; 30 days is the longest
+  // any duration param may be.
+  EXPECT_EQ(Paths(quiet->Validate(json{{"window", "30s"}, {"poll_interval", "10ms"}})),
+            std::vector<std::string>{"poll_interval"});
+  EXPECT_TRUE(quiet->Validate(json{{"window", "30s"}, {"poll_interval", "50ms"}}).empty());
+  EXPECT_EQ(Paths(quiet->Validate(json{{"window", "31d"}})), std::vector<std::string>{"window"});
 }
 
 TEST(CatalogActionsTest, PlanLinesSayWhatRunWouldDo) {

@@ -162,6 +162,23 @@ promote:
   EXPECT_THAT(errors[0], HasSubstr("; did you mean 'ownership.transfer'?"));
 }
 
+TEST_F(RunbookParserTest, AParallelGroupOfMoreThan32StepsIsRefusedAtTheStepPastTheLimit) {
+  auto runbook = [](int steps) {
+    std::string yaml = "name: x\npromote:\n";
+    for (int i = 0; i < steps; ++i) {
+      yaml += "  - id: s" + std::to_string(i) +
+              "\n    action: wait\n    params: {duration: 1s}\n    parallel: checks\n";
+    }
+    return yaml;
+  };
+  EXPECT_TRUE(ErrorsOf(runbook(32)).empty());
+  auto errors = ErrorsOf(runbook(33));
+  ASSERT_EQ(errors.size(), 1u);
+  // Step 33 (index 32) starts at line 3 + 32 * 4; its parallel key is three lines below.
+  EXPECT_THAT(errors[0], HasSubstr("rb.yaml:134:15: parallel group 'checks' has more than 32 "
+                                   "steps; each runs on its own thread"));
+}
+
 TEST_F(RunbookParserTest, WholeTemplateOfATypedParameterValidatesAsThatType) {
   // ttl is an integer param of dns records; "${params.ttl}" passes when ttl is declared an
   // integer and fails when it is a string parameter.
