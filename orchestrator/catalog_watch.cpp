@@ -45,28 +45,20 @@ CatalogAuth AuthFor(const CatalogAuthConfig& a) {
 }
 
 // "http://127.0.0.1:18181/api" -> host "127.0.0.1", port 18181 (80/443 by scheme).
-bool HostPortOf(const std::string& uri, std::string* host, std::uint16_t* port) {
+std::optional<HostPort> HostPortOf(const std::string& uri) {
   auto scheme_end = uri.find("://");
-  if (scheme_end == std::string::npos) return false;
+  if (scheme_end == std::string::npos) return std::nullopt;
   const bool https = uri.compare(0, scheme_end, "https") == 0;
-  std::string rest = uri.substr(scheme_end + 3);
-  rest = rest.substr(0, rest.find('/'));
-  auto colon = rest.rfind(':');
-  const auto bracket = rest.find(']');
-  if (colon == std::string::npos || (bracket != std::string::npos && colon < bracket)) {
-    *host = rest;
-    *port = https ? 443 : 80;
-  } else {
-    *host = rest.substr(0, colon);
-    unsigned value = 0;
-    const char* first = rest.data() + colon + 1;
-    const char* last = rest.data() + rest.size();
-    auto [end, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc() || end != last || first == last || value > 65535) return false;
-    *port = static_cast<std::uint16_t>(value);
-  }
-  if (!host->empty() && host->front() == '[') *host = host->substr(1, host->size() - 2);
-  return !host->empty();
+  std::string authority = uri.substr(scheme_end + 3);
+  authority = authority.substr(0, authority.find('/'));
+  const auto colon = authority.rfind(':');
+  const auto bracket = authority.find(']');
+  if (colon != std::string::npos && (bracket == std::string::npos || colon > bracket))
+    return ParseHostPort(authority);
+  if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']')
+    authority = authority.substr(1, authority.size() - 2);
+  if (authority.empty()) return std::nullopt;
+  return HostPort{authority, static_cast<std::uint16_t>(https ? 443 : 80)};
 }
 
 Result<ProbeSpec> SpecFor(const RegionConfig& rc, const std::string& kind) {
@@ -77,22 +69,22 @@ Result<ProbeSpec> SpecFor(const RegionConfig& rc, const std::string& kind) {
   if (!p.canary_table.empty()) spec.table = TableIdent::Parse(p.canary_table);
   spec.allow_writes = kind == "canary_commit";  // listing it is the operator's consent
   if (kind == "tcp") {
-    std::string address = p.tcp_address;
-    if (address.empty()) {
-      if (!HostPortOf(rc.catalog_uri, &spec.host, &spec.port))
-        return Status::InvalidArgument("region " + rc.name + ": cannot derive tcp target from " +
-                                       rc.catalog_uri);
-    } else {
-      auto colon = address.rfind(':');
-      spec.host = address.substr(0, colon);
-      spec.port = static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
-    }
+    // An explicit target passed config validation with the same parser; a derived one may not.
+    auto target = p.tcp_address.empty() ? HostPortOf(rc.catalog_uri) : ParseHostPort(p.tcp_address);
+    if (!target)
+      return Status::InvalidArgument("region " + rc.name + ": cannot derive tcp target from " +
+                                     (p.tcp_address.empty() ? rc.catalog_uri : p.tcp_address));
+    spec.host = target->host;
+    spec.port = target->port;
   }
   if (kind == "dns") {
     spec.dns_name = p.dns_name;
-    auto colon = p.dns_server.rfind(':');
-    spec.dns_server_host = p.dns_server.substr(0, colon);
-    spec.dns_server_port = static_cast<std::uint16_t>(std::stoul(p.dns_server.substr(colon + 1)));
+    auto server = ParseHostPort(p.dns_server);
+    if (!server)
+      return Status::InvalidArgument("region " + rc.name + ": dns server '" + p.dns_server +
+                                     "' is not host:port");
+    spec.dns_server_host = server->host;
+    spec.dns_server_port = server->port;
     spec.expect = p.dns_expect;
   }
   return spec;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "state/table_pattern.h"
@@ -32,6 +33,15 @@ class Secret {
  private:
   std::string value_;
 };
+
+// "host:port" as config values name probe targets: a port of 1-65535 written in digits only,
+// an IPv6 host in brackets ("[::1]:53", host "::1"). One parser for validating the config and
+// for using it, so that what validation accepted is what a probe connects to.
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+std::optional<HostPort> ParseHostPort(std::string_view text);
 
 struct ProbeSettings {
   std::chrono::milliseconds interval{5000};

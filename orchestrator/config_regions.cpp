@@ -1,6 +1,7 @@
 // The `regions` section: catalogs, their credentials and their probe settings.
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include "orchestrator/config_schema.h"
@@ -72,13 +73,7 @@ CatalogAuthConfig ReadAuth(const YamlValue& value, const ConfigSources& sources)
 const std::vector<std::string> kProbeKinds = {"catalog_config", "table_load", "canary_commit",
                                               "tcp", "dns"};
 
-bool IsHostPort(const std::string& s) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
-  for (std::size_t i = colon + 1; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return std::stoul(s.substr(colon + 1, 6)) <= 65535;
-}
+bool IsHostPort(const std::string& s) { return ParseHostPort(s).has_value(); }
 
 // kinds, canary_table, tcp and dns: what a probe round checks, and each kind's target.
 void ReadProbeTargets(const YamlMap& map, ProbeSettings* p) {
@@ -141,6 +136,25 @@ void ReadProbeTargets(const YamlMap& map, ProbeSettings* p) {
 }
 
 }  // namespace
+
+std::optional<HostPort> ParseHostPort(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  const std::string_view digits = text.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return std::nullopt;  // an IPv6 host needs brackets
+  }
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || port == 0 ||
+      port > 65535)
+    return std::nullopt;
+  return HostPort{std::string(host), static_cast<std::uint16_t>(port)};
+}
 
 void ReadProbe(const YamlValue& value, ProbeSettings* probe) {
   auto map =

@@ -305,13 +305,14 @@ const char* kProbeBase = R"(regions:
 )";
 
 TEST(ConfigProbeKinds, KindsAndTargetsParse) {
-  std::string yaml = std::string(kProbeBase) +
-                     "      kinds: [catalog_config, table_load, tcp, dns]\n"
-                     "      canary_table: sales.orders\n"
-                     "      tcp: 127.0.0.1:18181\n"
-                     "      dns: {name: catalog.lab.test, server: 127.0.0.1:5353, expect: 10.0.0.1}\n"
-                     "ownership:\n  default_owner: us-east-1\n"
-                     "policies:\n  lag_interval: 10s\n  retention_margin: 2h\n";
+  std::string yaml =
+      std::string(kProbeBase) +
+      "      kinds: [catalog_config, table_load, tcp, dns]\n"
+      "      canary_table: sales.orders\n"
+      "      tcp: 127.0.0.1:18181\n"
+      "      dns: {name: catalog.lab.test, server: 127.0.0.1:5353, expect: 10.0.0.1}\n"
+      "ownership:\n  default_owner: us-east-1\n"
+      "policies:\n  lag_interval: 10s\n  retention_margin: 2h\n";
   auto load = ParseConfig(yaml, "p.yaml", AnyEnv);
   ASSERT_TRUE(load.errors.empty()) << load.errors[0].ToString();
   const auto& p = load.config->regions[0].probe;
@@ -327,10 +328,27 @@ TEST(ConfigProbeKinds, KindsAndTargetsParse) {
 
 TEST(ConfigProbeKinds, DefaultIsCatalogConfigOnly) {
   auto load = ParseConfig(
-      "regions:\n  - name: a\n    catalog_uri: http://x\nownership:\n  default_owner: a\n", "p.yaml",
-      AnyEnv);
+      "regions:\n  - name: a\n    catalog_uri: http://x\nownership:\n  default_owner: a\n",
+      "p.yaml", AnyEnv);
   ASSERT_TRUE(load.errors.empty());
   EXPECT_EQ(load.config->regions[0].probe.kinds, std::vector<std::string>{"catalog_config"});
+}
+
+TEST(HostPortTest, ValidationAndUseReadTheSamePort) {
+  // Validation used to read six digits and use all of them: "h:0065537" passed and the probe
+  // connected to port 1; twenty digits threw at start-up.
+  auto ok = ParseHostPort("127.0.0.1:0065535");
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->host, "127.0.0.1");
+  EXPECT_EQ(ok->port, 65535);
+  auto v6 = ParseHostPort("[::1]:53");
+  ASSERT_TRUE(v6.has_value());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 53);
+  EXPECT_EQ(ParseHostPort("h:000000000000000000000053")->port, 53);  // zeros, not a throw
+  for (const char* bad : {"h:0065537", "h:99999999999999999999999", "h:0", "h:", ":53", "h",
+                          "::1:53", "[::1:53", "h:+53", "h:5a", "h: 53"})
+    EXPECT_FALSE(ParseHostPort(bad).has_value()) << bad;
 }
 
 TEST(ConfigProbeKinds, ErrorsPointAtTheKey) {
