@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include <unistd.h>
 
 #include <csignal>
@@ -146,8 +148,16 @@ TEST_F(AlertmanagerTest, SendingTwiceLeavesOneAlert) {
   ASSERT_TRUE(second.ok()) << second.reason;
   auto found = Matching({{"alertname", "IcewardenTwice"}, {"case", "twice"}});
   ASSERT_EQ(found.size(), 1u) << server_->Alerts().dump();
-  // ends_in set endsAt about an hour after startsAt.
-  EXPECT_NE(found[0].value("endsAt", ""), found[0].value("startsAt", ""));
+  // ends_in set endsAt an hour after startsAt (Alertmanager's own default would be its
+  // resolve_timeout, 5m).
+  auto seconds = [](const std::string& rfc3339) {
+    std::tm tm{};
+    EXPECT_NE(strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%S", &tm), nullptr) << rfc3339;
+    return static_cast<long long>(timegm(&tm));
+  };
+  EXPECT_NEAR(seconds(found[0].value("endsAt", "")) - seconds(found[0].value("startsAt", "")), 3600,
+              60)
+      << found[0].dump();
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ using testing::SourceDir;
 
 TEST(RunbookCli, EveryExampleRunbookValidatesAgainstTheRealActions) {
   int seen = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(SourceDir() + "/examples/runbooks")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(SourceDir() + "/examples/runbooks")) {
     if (entry.path().extension() != ".yaml") continue;
     ++seen;
     auto r = RunCommand({IcewardenBinary(), "runbook", "validate", entry.path().string()});
@@ -31,10 +32,13 @@ TEST(RunbookCli, ABrokenRunbookGetsItsPositionAndExitTwo) {
   auto r = RunCommand({IcewardenBinary(), "runbook", "validate",
                        SourceDir() + "/tests/unit/runbooks/corpus/unknown_action_kind.yaml"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown_action_kind.yaml:5:13: promote[0].action: unknown action kind 'dns.rfc2163'"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find(
+          "unknown_action_kind.yaml:5:13: promote[0].action: unknown action kind 'dns.rfc2163'"),
+      std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("ownership.transfer"), std::string::npos) << "lists the real kinds: " << r.err;
+  EXPECT_NE(r.err.find("ownership.transfer"), std::string::npos)
+      << "lists the real kinds: " << r.err;
 }
 
 TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
@@ -62,7 +66,13 @@ TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.out.find("fence-secret-123"), std::string::npos);
   auto parsed = nlohmann::json::parse(json.out);
-  EXPECT_FALSE(parsed.dump().empty());
+  EXPECT_EQ(parsed["failover"]["to"], "eu-central-1");
+  ASSERT_TRUE(parsed["steps"].is_array());
+  ASSERT_FALSE(parsed["steps"].empty());
+  const nlohmann::json& first = parsed["steps"][0];
+  EXPECT_EQ(first["id"], "stop-old-writers");
+  EXPECT_EQ(first["action"], "fence.http");
+  EXPECT_EQ(first["params"]["headers"]["Authorization"], "Bearer ***") << first.dump();
 
   auto missing = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1",
                              "--to", "eu-central-1", "--scope", "owner:us-east-1"});

@@ -177,11 +177,14 @@ TEST_F(ExecutorTest, PromoteFailureUndoesInReverseOrderThenRunsCompensateSection
   EXPECT_EQ(Record("c1").section, "compensate");
   EXPECT_EQ(Record("c1").state, StepState::kSucceeded);
   // The action's Compensate gets back what its Run returned.
+  bool compensated_f1 = false;
   for (const auto& e : log->Events()) {
     if (e.what == "compensate" && e.step_id == "f1.compensate") {
+      compensated_f1 = true;
       EXPECT_EQ(e.run_detail, (Json{{"fenced", true}}));
     }
   }
+  EXPECT_TRUE(compensated_f1);
 
   bool noted_failure = false;
   for (const StepOutcome& o : report.steps)
