@@ -43,6 +43,8 @@ const char* OnFailureName(OnFailure f);
 inline constexpr std::chrono::milliseconds kMaxStepTimeout = std::chrono::hours(24);
 inline constexpr std::chrono::milliseconds kMaxBackoff = std::chrono::hours(1);
 inline constexpr int kMaxStepAttempts = 100;
+// Values in one step's params, counted after YAML aliases are expanded.
+inline constexpr std::size_t kMaxParamValues = 10'000;
 // Steps of one parallel group each get a thread.
 inline constexpr std::size_t kMaxParallelGroupSteps = 32;
 

@@ -242,6 +242,16 @@ nlohmann::json StepReader::ReadParams(const std::optional<YamlValue>& value,
 
 nlohmann::json StepReader::ParamsJson(const YamlValue& value, const std::string& json_path,
                                       std::map<std::string, SourcePos>* positions) const {
+  // Every value copied gets a position, so positions counts the copy. YAML aliases make a
+  // small file expand to billions of values ("billion laughs"): stop at a bound.
+  if (positions->size() >= kMaxParamValues) {
+    if (positions->size() == kMaxParamValues) {
+      value.Error("a step's params hold more than " + std::to_string(kMaxParamValues) +
+                  " values (aliases count every time they are used)");
+      (*positions)["<too many>"] = Pos(value.mark());
+    }
+    return nullptr;
+  }
   (*positions)[json_path] = Pos(value.mark());
   const YAML::Node& node = value.node();
   if (node.IsMap()) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "runbooks/yaml_reader.h"
 
@@ -14,6 +15,8 @@ namespace {
 
 // A secret is a token, not a document; anything larger is a wrong path.
 constexpr size_t kMaxSecretFileBytes = 64 * 1024;
+// One resolved string: a template repeated many times must not grow a param without end.
+constexpr size_t kMaxResolvedBytes = 1 << 20;
 
 const char kKnownTemplates[] =
     "${failover.id} ${from} ${to} ${scope} ${params.NAME} ${env.NAME} ${file:PATH}";
@@ -233,6 +236,10 @@ class Resolver {
       plain += *text;
       shown += secret ? "***" : *text;
     }
+    if (plain.size() > kMaxResolvedBytes) {
+      errors_.push_back(ShownPath(path) + ": resolves to more than 1 MiB");
+      return;
+    }
     *value = plain;
     *masked = shown;
   }
@@ -282,9 +289,23 @@ class Resolver {
     return fail(UnknownTemplateMessage(expr));
   }
 
-  Result<std::string> ReadSecretFile(const std::string& name) const {
+  // Each file is read once per resolution, however often its template appears.
+  Result<std::string> ReadSecretFile(const std::string& name) {
+    auto cached = files_.find(name);
+    if (cached == files_.end()) cached = files_.emplace(name, ReadSecretFileNow(name)).first;
+    return cached->second;
+  }
+
+  Result<std::string> ReadSecretFileNow(const std::string& name) const {
     std::filesystem::path p(name);
     if (p.is_relative() && !b_.base_dir.empty()) p = std::filesystem::path(b_.base_dir) / p;
+    std::error_code ec;
+    const auto type = std::filesystem::status(p, ec).type();
+    if (type != std::filesystem::file_type::not_found && !ec &&
+        type != std::filesystem::file_type::regular) {
+      // A FIFO or a device would block the executor, or never end.
+      return Status::InvalidArgument(p.string() + " is not a regular file");
+    }
     std::ifstream in(p, std::ios::binary);
     if (!in) return Status::NotFound("cannot read " + p.string() + ": " + std::strerror(errno));
     std::string content(kMaxSecretFileBytes + 1, '\0');
@@ -304,6 +325,7 @@ class Resolver {
 
   const TemplateBindings& b_;
   std::vector<std::string> errors_;
+  std::map<std::string, Result<std::string>> files_;
 };
 
 }  // namespace

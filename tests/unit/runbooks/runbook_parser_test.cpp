@@ -179,6 +179,24 @@ TEST_F(RunbookParserTest, AParallelGroupOfMoreThan32StepsIsRefusedAtTheStepPastT
                                    "steps; each runs on its own thread"));
 }
 
+TEST_F(RunbookParserTest, AliasesThatExpandParamsPastTheBoundAreRefused) {
+  // Six nested levels of ten aliases: a few hundred bytes that would be a million values.
+  std::string yaml =
+      "name: x\npromote:\n  - id: a\n    action: wait\n    params:\n"
+      "      duration: 1s\n      l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int level = 1; level <= 5; ++level) {
+    std::string prev = "*l" + std::to_string(level - 1);
+    yaml += "      l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) yaml += (i ? ", " : "") + prev;
+    yaml += "]\n";
+  }
+  auto errors = ErrorsOf(yaml);
+  bool bounded = false;
+  for (const auto& e : errors)
+    bounded = bounded || e.find("params hold more than 10000 values") != std::string::npos;
+  EXPECT_TRUE(bounded) << ::testing::PrintToString(errors);
+}
+
 TEST_F(RunbookParserTest, WholeTemplateOfATypedParameterValidatesAsThatType) {
   // ttl is an integer param of dns records; "${params.ttl}" passes when ttl is declared an
   // integer and fails when it is a string parameter.

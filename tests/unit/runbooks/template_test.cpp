@@ -1,6 +1,8 @@
 // Templates in step params: resolution with secrets masked, typed whole-string templates,
 // and the static check `runbook validate` runs.
 
+#include <sys/stat.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -80,6 +82,28 @@ TEST(TemplateTest, FileSecretsResolveAgainstTheBaseDirWithoutTheTrailingNewline)
   EXPECT_EQ(r->value["tsig_secret"], "c2VjcmV0LWtleQ==");
   EXPECT_EQ(r->value["abs"], "c2VjcmV0LWtleQ==");
   EXPECT_EQ(r->masked["tsig_secret"], "***");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TemplateTest, FileSecretsAreRegularFilesAndResolvedStringsAreBounded) {
+  std::string dir = testing::MakeTempDir("template_test");
+  // A FIFO would block the reader until someone writes to it.
+  ASSERT_EQ(mkfifo((dir + "/pipe").c_str(), 0600), 0);
+  auto fifo = ResolveTemplates({{"k", "${file:" + dir + "/pipe}"}}, Bindings());
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_THAT(fifo.status().message(), HasSubstr("is not a regular file"));
+
+  // 20 uses of a 60 KiB file: 1.2 MB in one string.
+  std::ofstream(dir + "/big") << std::string(60 * 1024, 'x');
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += "${file:" + dir + "/big}";
+  auto big = ResolveTemplates({{"k", many}}, Bindings());
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(), HasSubstr("params.k: resolves to more than 1 MiB"));
+  auto few =
+      ResolveTemplates({{"k", "${file:" + dir + "/big}${file:" + dir + "/big}"}}, Bindings());
+  ASSERT_TRUE(few.ok()) << few.status().ToString();
+  EXPECT_EQ(few->value["k"].get<std::string>().size(), 120u * 1024);
   std::filesystem::remove_all(dir);
 }
 
