@@ -330,10 +330,12 @@ ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>&
 
 // The RRsets the step names, as the server has them now. Unsigned queries: reading needs no
 // key.
-Result<std::vector<RRset>> ReadRRsets(const Rfc2136Spec& s, const ActionContext& ctx) {
+Result<std::vector<RRset>> ReadRRsets(const DnsServer& server,
+                                      const std::vector<RRsetChange>& rrsets,
+                                      const ActionContext& ctx) {
   std::vector<RRset> out;
-  for (const auto& r : s.rrsets) {
-    DnsLookup got = QueryRRset(s.server, r.name, r.type, Left(ctx, 5s));
+  for (const auto& r : rrsets) {
+    DnsLookup got = QueryRRset(server, r.name, r.type, Left(ctx, 5s));
     if (!got.ok)
       return Status::Unavailable("could not read the current records before updating: " +
                                  got.error);
@@ -368,7 +370,7 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
     std::vector<ParamError> errors;
     auto s = Read(params, errors);
     if (!s) return Status::InvalidArgument(FirstParamError(errors));
-    auto before = ReadRRsets(*s, ctx);
+    auto before = ReadRRsets(s->server, s->rrsets, ctx);
     if (!before.ok()) return before.status();
     return Dump(nlohmann::json{{"previous", RRsetsJson(*before)}});
   }
@@ -382,7 +384,6 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
     if (it == run_detail.end() || !it->is_array())
       return ActionResult::Failed("cannot restore: the run's detail has no previous records");
     std::vector<RRsetChange> restore;
-    std::vector<RRset> before;
     for (const auto& p : *it) {
       auto previous = RRsetFromJson(p);
       if (!previous)
@@ -402,6 +403,11 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
       restore.push_back(r);
     }
     if (restore.empty()) return ActionResult::Succeeded("nothing to restore");
+    // What is there now, so that a restore the server accepted but did not fully apply is
+    // told apart from one that changed nothing.
+    auto current = ReadRRsets(s->server, restore, ctx);
+    if (!current.ok()) return ActionResult::Failed(current.status().message());
+    std::vector<RRset> before = std::move(*current);
     nlohmann::json detail = {
         {"server", s->server.ToString()}, {"zone", s->zone}, {"restored", *it}};
     return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
@@ -426,8 +432,9 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
     if (ctx.expired()) return ActionResult::Failed("dns.rfc2136 did not start: step expired");
     // The RRsets from before the step, for Compensate: as captured before the first attempt,
     // else as they are now.
-    Result<std::vector<RRset>> before =
-        ctx.before_json.empty() ? ReadRRsets(s, ctx) : CapturedRRsets(ctx.before_json);
+    Result<std::vector<RRset>> before = ctx.before_json.empty()
+                                            ? ReadRRsets(s.server, s.rrsets, ctx)
+                                            : CapturedRRsets(ctx.before_json);
     if (!before.ok()) return ActionResult::Failed(before.status().message());
     nlohmann::json detail = {
         {"server", s.server.ToString()}, {"zone", s.zone}, {"previous", RRsetsJson(*before)}};
