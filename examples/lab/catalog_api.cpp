@@ -1,5 +1,8 @@
 #include "examples/lab/catalog_api.h"
 
+#include <charconv>
+#include <optional>
+
 #include <algorithm>
 #include <regex>
 
@@ -36,12 +39,25 @@ std::string Hex(const std::string& text) {
   return out;
 }
 
-std::string Unhex(const std::string& text) {
+// nullopt unless `text` is pairs of hex digits.
+std::optional<std::string> Unhex(const std::string& text) {
+  if (text.size() % 2 != 0) return std::nullopt;
   std::string out;
-  for (size_t i = 0; i + 1 < text.size(); i += 2) {
-    out += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i < text.size(); i += 2) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
+    if (ec != std::errc() || end != text.data() + i + 2) return std::nullopt;
+    out += static_cast<char>(value);
   }
   return out;
+}
+
+// A whole string of digits; nullopt for anything else ("10abc", "", "-1").
+std::optional<int> WholeInt(const std::string& text) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 // One page of `keys` (sorted) per the spec's PageToken rules: no pageToken means everything in
@@ -53,21 +69,16 @@ bool Page(const httplib::Request& req, httplib::Response& res, const std::vector
   *end = keys.size();
   *next_token = nullptr;
   if (!req.has_param("pageToken")) return true;
-  int size = kDefaultPageSize;
-  try {
-    if (req.has_param("pageSize")) size = std::stoi(req.get_param_value("pageSize"));
-    std::string after = Unhex(req.get_param_value("pageToken"));
-    if (!after.empty()) {
-      *begin = std::upper_bound(keys.begin(), keys.end(), after) - keys.begin();
-    }
-  } catch (const std::exception&) {
-    size = 0;
-  }
-  if (size < 1) {
+  std::optional<int> size = kDefaultPageSize;
+  if (req.has_param("pageSize")) size = WholeInt(req.get_param_value("pageSize"));
+  std::optional<std::string> after = Unhex(req.get_param_value("pageToken"));
+  if (after && !after->empty())
+    *begin = std::upper_bound(keys.begin(), keys.end(), *after) - keys.begin();
+  if (!size || *size < 1 || !after) {
     SetErrorResponse(res, 400, "BadRequestException", "pageSize and pageToken must be valid");
     return false;
   }
-  *end = std::min(keys.size(), *begin + static_cast<size_t>(size));
+  *end = std::min(keys.size(), *begin + static_cast<size_t>(*size));
   if (*end < keys.size()) *next_token = Hex(keys[*end - 1]);
   return true;
 }

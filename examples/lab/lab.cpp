@@ -100,6 +100,7 @@ LabStatus Lab::Start() {
 LabStatus Lab::StartAdmin() {
   admin_ = std::make_unique<httplib::Server>();
   admin_->set_keep_alive_timeout(1);
+  admin_->set_payload_max_length(1 << 20);
   RegisterAdminRoutes(*admin_, *this);
   if (options_.admin_port == 0) {
     admin_port_ = admin_->bind_to_any_port(options_.admin_host);

@@ -53,6 +53,8 @@ LabStatus RegionServer::Start() {
   // connections (ours does) would then pay a new connection every fifth request. Connections
   // have their own threads (ConnectionThreads), so a long-lived one starves nobody.
   server->set_keep_alive_max_count(1000);
+  // httplib 0.11 accepts bodies of any size by default; a catalog request is a few KiB.
+  server->set_payload_max_length(8 << 20);
   // httplib writes a response's header and body separately; with Nagle on, a keep-alive
   // client waits for its delayed ACK (40 ms on Linux) before the body comes.
   server->set_tcp_nodelay(true);

@@ -55,6 +55,18 @@ TEST_F(LabCatalogTest, ListsNestedNamespacesInPages) {
   EXPECT_EQ(second["namespaces"], json::parse(R"([["sales"]])"));
   EXPECT_TRUE(second["next-page-token"].is_null());
 
+  // Malformed paging is a 400, not a page: a page size with junk, an odd or non-hex token.
+  for (const char* bad : {"pageSize=2x&pageToken=", "pageSize=0&pageToken=",
+                          "pageSize=2&pageToken=abc", "pageSize=2&pageToken=zz"})
+    ExpectError(Client(kUs)->Get(std::string("/v1/lab/namespaces?") + bad), 400,
+                "BadRequestException");
+
+  // A body past the 8 MiB limit is refused before anything reads it.
+  auto huge =
+      Client(kUs)->Post("/v1/lab/namespaces", std::string(9 << 20, ' '), "application/json");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 413);
+
   json nested = GetJson(kUs, "/v1/lab/namespaces?parent=sales");
   EXPECT_EQ(nested["namespaces"], json::parse(R"([["sales","archive"]])"));
   ExpectError(Client(kUs)->Get("/v1/lab/namespaces?parent=nope"), 404, "NoSuchNamespaceException");
