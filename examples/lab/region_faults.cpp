@@ -5,11 +5,22 @@
 #include "examples/lab/table_metadata.h"
 
 namespace icewarden::lab {
+namespace {
+
+// Milliseconds or seconds: a day of milliseconds is more than any fault needs, and the
+// fields are ints.
+constexpr int64_t kMaxFaultValue = 86'400'000;
+
+}  // namespace
 
 json RegionFaults::ToJson() const {
-  return {{"commit_latency_ms", commit_latency_ms}, {"error_rate", error_rate},
-          {"error_status", error_status},           {"retry_after_s", retry_after_s},
-          {"token_lifetime_s", token_lifetime_s},   {"hang_ms", hang_ms}};
+  return {{"commit_latency_ms", commit_latency_ms},
+          {"error_rate", error_rate},
+          {"error_status", error_status},
+          {"retry_after_s", retry_after_s},
+          {"token_lifetime_s", token_lifetime_s},
+          {"hang_ms", hang_ms},
+          {"error_after_commit", error_after_commit}};
 }
 
 bool RegionFaults::Merge(const json& patch, std::string* error) {
@@ -25,7 +36,13 @@ bool RegionFaults::Merge(const json& patch, std::string* error) {
                  : key == "token_lifetime_s" ? &next.token_lifetime_s
                  : key == "hang_ms"          ? &next.hang_ms
                                              : nullptr;
-    if (key == "error_rate") {
+    if (key == "error_after_commit") {
+      if (!value.is_boolean()) {
+        *error = "error_after_commit must be true or false";
+        return false;
+      }
+      next.error_after_commit = value.get<bool>();
+    } else if (key == "error_rate") {
       if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 1.0) {
         *error = "error_rate must be a number from 0.0 to 1.0";
         return false;
@@ -34,8 +51,9 @@ bool RegionFaults::Merge(const json& patch, std::string* error) {
     } else if (field == nullptr) {
       *error = "unknown fault: " + key;
       return false;
-    } else if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-      *error = key + " must be a non-negative integer";
+    } else if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+               value.get<int64_t>() > kMaxFaultValue) {
+      *error = key + " must be an integer from 0 to " + std::to_string(kMaxFaultValue);
       return false;
     } else {
       *field = value.get<int>();

@@ -20,6 +20,9 @@ struct RegionFaults {
   int retry_after_s = 0;        // Retry-After on injected 503s when > 0
   int token_lifetime_s = 3600;  // expires_in of OAuth2 tokens issued from now on
   int hang_ms = 0;              // delay before every response: a black-holed region
+  // Injected 500/502/504 hit commits only, after the commit was applied: the answer is lost,
+  // the effect is not (a commit whose fate the client must find out by reloading).
+  bool error_after_commit = false;
 
   json ToJson() const;
   // Sets the fields present in `patch`, leaving the others; false with `error` on a bad value.

@@ -198,12 +198,17 @@ void RegionServer::Register(httplib::Server& server) {
                          "region " + name_ + " is stopping");
         return;
       }
-      if (!Admit(req, res, is_commit)) return;
+      int fail_after_commit = 0;
+      if (!Admit(req, res, is_commit, &fail_after_commit)) return;
       try {
         inner(req, res);
       } catch (const std::exception& e) {
         SetErrorResponse(
             res, 500, is_commit ? "CommitStateUnknownException" : "InternalServerError", e.what());
+      }
+      if (fail_after_commit != 0) {
+        SetErrorResponse(res, fail_after_commit, "CommitStateUnknownException",
+                         "Injected fault in region " + name_ + " after the commit was applied");
       }
     };
     if (route.method == "GET") {
@@ -229,7 +234,8 @@ void RegionServer::Register(httplib::Server& server) {
       }));
 }
 
-bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bool is_commit) {
+bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bool is_commit,
+                         int* fail_after_commit) {
   RegionFaults faults = this->faults();
   if (!Pause(faults.hang_ms)) {
     SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");
@@ -245,18 +251,25 @@ bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bo
       return false;
     }
   }
-  bool can_fail = faults.error_status != 409 || is_commit;
+  // 409s, and errors injected after a commit, are about commits: other requests pass.
+  bool can_fail = is_commit || (faults.error_status != 409 && !faults.error_after_commit);
   if (can_fail && Roll(faults.error_rate)) {
     int status = faults.error_status;
-    std::string type = status == 409   ? "CommitFailedException"
-                       : status == 503 ? "ServiceUnavailableException"
-                       : is_commit     ? "CommitStateUnknownException"
-                                       : "InternalServerError";
-    SetErrorResponse(res, status, type, "Injected fault in region " + name_);
-    if (status == 503 && faults.retry_after_s > 0) {
-      res.set_header("Retry-After", std::to_string(faults.retry_after_s));
+    if (is_commit && faults.error_after_commit &&
+        (status == 500 || status == 502 || status == 504)) {
+      // Applied, then answered as if the answer was lost: the client cannot know the outcome.
+      *fail_after_commit = status;
+    } else {
+      std::string type = status == 409   ? "CommitFailedException"
+                         : status == 503 ? "ServiceUnavailableException"
+                         : is_commit     ? "CommitStateUnknownException"
+                                         : "InternalServerError";
+      SetErrorResponse(res, status, type, "Injected fault in region " + name_);
+      if (status == 503 && faults.retry_after_s > 0) {
+        res.set_header("Retry-After", std::to_string(faults.retry_after_s));
+      }
+      return false;
     }
-    return false;
   }
   if (is_commit && !Pause(faults.commit_latency_ms)) {
     SetErrorResponse(res, 503, "ServiceUnavailableException", "region " + name_ + " is stopping");

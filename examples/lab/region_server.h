@@ -69,7 +69,10 @@ class RegionServer {
  private:
   void Register(httplib::Server& server);
   // Hang, auth, injected errors and commit latency; true when the handler should run.
-  bool Admit(const httplib::Request& req, httplib::Response& res, bool is_commit);
+  // Auth, injected faults and commit latency before a handler; false with `res` set when the
+  // request ends here. *fail_after_commit: the status to answer after applying the commit.
+  bool Admit(const httplib::Request& req, httplib::Response& res, bool is_commit,
+             int* fail_after_commit);
   void IssueToken(const httplib::Request& req, httplib::Response& res);
   // Sleeps up to `ms`; false (at once) when the listener is being stopped.
   bool Pause(int ms);
