@@ -127,6 +127,30 @@ Result<std::map<std::string, nlohmann::json>> BindRunbookParameters(
   return bound;
 }
 
+namespace {
+
+// Resolves `params` and has the action check the result: templated values could only be
+// type-checked by `validate`; resolved, the action checks their format too. Messages name the
+// param, never its (maybe secret) value beyond what the action's own message shows.
+std::optional<ResolvedParams> ResolveAndCheck(const Action& action, const nlohmann::json& params,
+                                              const TemplateBindings& b, const std::string& what,
+                                              std::vector<std::string>* errors) {
+  auto resolved = ResolveTemplates(params, b);
+  if (!resolved.ok()) {
+    errors->push_back(what + ": " + resolved.status().message());
+    return std::nullopt;
+  }
+  bool valid = true;
+  for (const ParamError& pe : action.Validate(resolved->value)) {
+    errors->push_back(what + ": params." + pe.path + ": " + pe.message);
+    valid = false;
+  }
+  if (!valid) return std::nullopt;
+  return std::move(resolved).value();
+}
+
+}  // namespace
+
 Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& registry,
                                 const TemplateBindings& bindings) {
   auto params = BindRunbookParameters(runbook, bindings.params);
@@ -164,17 +188,8 @@ Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& re
       e.timeout = step.timeout;
       e.retry = step.retry;
       e.on_failure = step.on_failure;
-      auto resolved = ResolveTemplates(step.params, b);
-      if (!resolved.ok()) {
-        errors.push_back("step '" + step.id + "': " + resolved.status().message());
-        continue;
-      }
-      // Templated values could only be type-checked by `validate`; resolved, the action
-      // checks their format too. Messages name the param, never its (maybe secret) value
-      // beyond what the action's own message shows.
-      for (const ParamError& pe : action->Validate(resolved->value)) {
-        errors.push_back("step '" + step.id + "': params." + pe.path + ": " + pe.message);
-      }
+      auto resolved = ResolveAndCheck(*action, step.params, b, "step '" + step.id + "'", &errors);
+      if (!resolved) continue;
       e.params = resolved->masked;
       e.plan_line = action->Plan(e.params);
       if (step.compensate) {
@@ -183,11 +198,9 @@ Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& re
           return Status::FailedPrecondition("step '" + step.id + "' compensate: " +
                                             registry.UnknownKindMessage(step.compensate->action));
         }
-        auto c = ResolveTemplates(step.compensate->params, b);
-        if (!c.ok()) {
-          errors.push_back("step '" + step.id + "' compensate: " + c.status().message());
-          continue;
-        }
+        auto c = ResolveAndCheck(*undo, step.compensate->params, b,
+                                 "step '" + step.id + "' compensate", &errors);
+        if (!c) continue;
         e.compensation =
             RunbookPlanCompensation{step.compensate->action, c->masked, undo->Plan(c->masked)};
       }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "actions/action.h"
 #include "runbooks/plan.h"
 #include "runbooks/runbook_parser.h"
 #include "tests/fakes/fake_action.h"
@@ -162,6 +163,43 @@ TEST_F(PlanTest, ParameterProblemsAreAllReported) {
   EXPECT_THAT(m, HasSubstr("parameter 'ttl' is an integer, got \"soon\""));
   EXPECT_THAT(m, HasSubstr("missing required parameter 'region_tag'"));
   EXPECT_THAT(m, HasSubstr("parameter 'settle' is a duration"));
+}
+
+TEST_F(PlanTest, AnInlineCompensationIsCheckedByItsActionOnceResolved) {
+  // The step's params are checked by the real action after templates are resolved; its
+  // compensation's must be too, not first when the failover is rolled back. Only the
+  // compensation names ${from}, and "us east" makes no DNS name.
+  ActionRegistry real;
+  ASSERT_TRUE(registerBuiltinActions(real, ActionEnv{}).ok());
+  RunbookLoad load = ParseRunbook(R"(name: undo-checked
+promote:
+  - id: dns
+    action: dns.rfc2136
+    params:
+      server: 127.0.0.1:53
+      zone: z.test.
+      tsig_key_name: k
+      tsig_secret: c2VjcmV0LWtleQ==
+      records: [{name: w, type: CNAME, value: "${to}.z.test."}]
+    compensate:
+      action: dns.rfc2136
+      params:
+        server: 127.0.0.1:53
+        zone: z.test.
+        tsig_key_name: k
+        tsig_secret: c2VjcmV0LWtleQ==
+        records: [{name: w, type: CNAME, value: "${from}.z.test."}]
+)",
+                                  dir_ + "/undo.yaml", real);
+  ASSERT_TRUE(load.ok()) << load.errors[0].ToString();
+  bindings_.params = nlohmann::json::object();
+  bindings_.from = "us east";
+  auto plan = PlanRunbook(*load.runbook, real, bindings_);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("step 'dns' compensate: params.records[0].value"))
+      << plan.status().message();
+  bindings_.from = "us-east";
+  EXPECT_TRUE(PlanRunbook(*load.runbook, real, bindings_).ok());
 }
 
 TEST_F(PlanTest, SecretsNeverAppearInTextOrJson) {
