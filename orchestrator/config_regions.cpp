@@ -8,6 +8,8 @@
 #include "state/types.h"
 
 namespace icewarden {
+
+using namespace std::chrono_literals;
 namespace {
 
 bool IsRegionName(const std::string& s) {
@@ -163,19 +165,11 @@ void ReadProbe(const YamlValue& value, ProbeSettings* probe) {
   ProbeSettings p = *probe;
   bool ok = true;
   ReadProbeTargets(*map, &p);
-  for (const char* key : {"interval", "timeout"}) {
-    auto* field = std::string(key) == "interval" ? &p.interval : &p.timeout;
-    if (map->Read(key, field) && field->count() <= 0) {
-      map->Get(key)->Error("must be longer than 0");
-      ok = false;
-    }
-  }
-  for (const char* key : {"fall", "rise"}) {
-    int* field = std::string(key) == "fall" ? &p.fall : &p.rise;
-    if (map->Read(key, field) && *field < 1) {
-      map->Get(key)->Error("must be at least 1, got " + std::to_string(*field));
-    }
-  }
+  // Probes run on timers: an interval under 100ms is a load test, over an hour no health check.
+  if (map->Get("interval") && !ReadWithin(*map, "interval", &p.interval, 100ms, 1h)) ok = false;
+  if (map->Get("timeout") && !ReadWithin(*map, "timeout", &p.timeout, 1ms, 1h)) ok = false;
+  ReadWithin(*map, "fall", &p.fall, 1, 100);
+  ReadWithin(*map, "rise", &p.rise, 1, 100);
   // Reported where this mapping set one of the two; when both were inherited, the
   // mapping they came from has reported it already.
   if (ok && p.timeout >= p.interval) {

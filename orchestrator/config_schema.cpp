@@ -11,6 +11,8 @@
 #include <memory>
 
 namespace icewarden {
+
+using namespace std::chrono_literals;
 namespace {
 
 // A secret is a token, not a document; anything larger is a wrong path.
@@ -43,9 +45,9 @@ void CheckListen(const YamlValue& v, const std::string& s) {
   }
 }
 
-void RequirePositive(const YamlMap& map, const std::string& key, std::chrono::milliseconds* out) {
-  if (map.Read(key, out) && out->count() <= 0) map.Get(key)->Error("must be longer than 0");
-}
+// Durations in the config bound timers and sums of them ("max_staleness + retention_margin",
+// "timeout + grace") on the steady clock; a month is more than any of them needs.
+constexpr std::chrono::milliseconds kMaxPolicyDuration = std::chrono::hours(24 * 30);
 
 ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
   ApiConfig api;
@@ -57,8 +59,8 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
       api.listen = *s;
     }
   }
-  RequirePositive(*map, "read_timeout", &api.read_timeout);
-  RequirePositive(*map, "write_timeout", &api.write_timeout);
+  ReadWithin(*map, "read_timeout", &api.read_timeout, 1ms, 1h);
+  ReadWithin(*map, "write_timeout", &api.write_timeout, 1ms, 1h);
   auto tokens = map->Get("tokens");
   if (!tokens) return api;
   auto items = tokens->List();
@@ -126,11 +128,11 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) 
   auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
                         "probe", "lag_interval", "retention_margin"});
   if (!map) return policies;
-  map->Read("max_staleness", &policies.max_staleness);
-  if (map->Read("lag_interval", &policies.lag_interval) && policies.lag_interval.count() <= 0)
-    map->Get("lag_interval")->Error("must be longer than 0");
-  map->Read("retention_margin", &policies.retention_margin);
-  map->Read("cooldown", &policies.cooldown);
+  ReadWithin(*map, "max_staleness", &policies.max_staleness, 0ms, kMaxPolicyDuration);
+  // A lag round lists and loads every table of every catalog: not in a tight loop.
+  ReadWithin(*map, "lag_interval", &policies.lag_interval, 100ms, 1h);
+  ReadWithin(*map, "retention_margin", &policies.retention_margin, 0ms, kMaxPolicyDuration);
+  ReadWithin(*map, "cooldown", &policies.cooldown, 0ms, kMaxPolicyDuration);
   map->Read("two_person_approval", &policies.two_person_approval);
   if (auto v = map->Get("fencing_evidence")) {
     if (auto items = v->List()) {
@@ -300,6 +302,31 @@ bool IsHttpUrl(const std::string& s) {
   }
   std::string host = rest.substr(0, rest.find_first_of("/?#"));
   return !host.empty() && host.front() != ':' && host.find_first_of(" \t") == std::string::npos;
+}
+
+bool ReadWithin(const YamlMap& map, const std::string& key, std::chrono::milliseconds* out,
+                std::chrono::milliseconds min, std::chrono::milliseconds max) {
+  std::chrono::milliseconds value{0};
+  if (!map.Read(key, &value)) return false;
+  if (value < min || value > max) {
+    map.Get(key)->Error("must be from " + FormatDuration(min) + " to " + FormatDuration(max) +
+                        ", got " + FormatDuration(value));
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+bool ReadWithin(const YamlMap& map, const std::string& key, int* out, int min, int max) {
+  int value = 0;
+  if (!map.Read(key, &value)) return false;
+  if (value < min || value > max) {
+    map.Get(key)->Error("must be from " + std::to_string(min) + " to " + std::to_string(max) +
+                        ", got " + std::to_string(value));
+    return false;
+  }
+  *out = value;
+  return true;
 }
 
 }  // namespace icewarden

@@ -34,6 +34,12 @@ std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSetting
                                       const ConfigSources& sources);
 void ReadProbe(const YamlValue& value, ProbeSettings* probe);
 
+// Reads `key` when present; a value outside [min, max] is an error at its position ("must be
+// from 100ms to 1h"). True when the key was read and within bounds.
+bool ReadWithin(const YamlMap& map, const std::string& key, std::chrono::milliseconds* out,
+                std::chrono::milliseconds min, std::chrono::milliseconds max);
+bool ReadWithin(const YamlMap& map, const std::string& key, int* out, int min, int max);
+
 // A secret named by exactly one of `env_key` (an environment variable) or `file_key` (a
 // file, relative to the config's folder, trailing newline stripped) in `map`. `origin` is
 // the YAML value that named it, for later complaints about the secret (duplicates).

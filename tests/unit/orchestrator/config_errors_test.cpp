@@ -199,7 +199,8 @@ ownership:
 }
 
 TEST(ConfigErrorsTest, ProbeRules) {
-  EXPECT_THAT(ErrorsOf(Yaml(R"(
+  EXPECT_THAT(
+      ErrorsOf(Yaml(R"(
 regions:
   - name: a
     catalog_uri: http://a:1
@@ -211,14 +212,35 @@ ownership: {default_owner: a}
 policies:
   probe: {interval: 0s}
 )")),
-              ElementsAre("c.yaml:4:36: regions[0].probe.timeout: the probe timeout (2s) must "
-                          "be shorter than the interval (2s)",
-                          // b inherits the default 2s timeout; only its interval is its own.
-                          "c.yaml:7:23: regions[1].probe.interval: the probe timeout (2s) must "
-                          "be shorter than the interval (1s)",
-                          "c.yaml:7:33: regions[1].probe.fall: must be at least 1, got 0",
-                          "c.yaml:7:42: regions[1].probe.rise: must be at least 1, got 0",
-                          "c.yaml:10:21: policies.probe.interval: must be longer than 0"));
+      ElementsAre("c.yaml:4:36: regions[0].probe.timeout: the probe timeout (2s) must "
+                  "be shorter than the interval (2s)",
+                  // b inherits the default 2s timeout; only its interval is its own.
+                  "c.yaml:7:23: regions[1].probe.interval: the probe timeout (2s) must "
+                  "be shorter than the interval (1s)",
+                  "c.yaml:7:33: regions[1].probe.fall: must be from 1 to 100, got 0",
+                  "c.yaml:7:42: regions[1].probe.rise: must be from 1 to 100, got 0",
+                  "c.yaml:10:21: policies.probe.interval: must be from 100ms to 1h, got 0s"));
+}
+
+TEST(ConfigErrorsTest, PolicyDurationsAndProbeCountsAreBounded) {
+  // Sums like max_staleness + retention_margin and "now + interval" must not overflow, and a
+  // lag round every few milliseconds would list every catalog in a tight loop.
+  EXPECT_THAT(ErrorsOf(Yaml(R"(
+policies:
+  max_staleness: 744h
+  lag_interval: 10ms
+  cooldown: 100000h
+  probe: {interval: 2h, fall: 1000}
+regions:
+  - name: a
+    catalog_uri: http://a:1
+ownership: {default_owner: a}
+)")),
+              ElementsAre("c.yaml:2:18: policies.max_staleness: must be from 0s to 720h, got 744h",
+                          "c.yaml:3:17: policies.lag_interval: must be from 100ms to 1h, got 10ms",
+                          "c.yaml:4:13: policies.cooldown: must be from 0s to 720h, got 100000h",
+                          "c.yaml:5:21: policies.probe.interval: must be from 100ms to 1h, got 2h",
+                          "c.yaml:5:31: policies.probe.fall: must be from 1 to 100, got 1000"));
 }
 
 TEST(ConfigErrorsTest, FencingEvidenceIsANonEmptyListOfKnownKindsWithoutDuplicates) {
@@ -376,7 +398,7 @@ ownership:
                   "'2m', '1h' or a whole number of seconds, got 'soon'",
                   "c.yaml:4:11: api.listen: expected HOST:PORT such as '127.0.0.1:8480', got "
                   "'nowhere'",
-                  "c.yaml:8:19: regions[0].probe.fall: must be at least 1, got -1",
+                  "c.yaml:8:19: regions[0].probe.fall: must be from 1 to 100, got -1",
                   "c.yaml:9:11: regions[1].name: duplicate region name 'a' (first used at "
                   "regions[0])",
                   "c.yaml:13:33: ownership.rules[0].owner: no region named 'b'; regions are "
