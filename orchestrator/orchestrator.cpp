@@ -1,5 +1,7 @@
 #include "orchestrator/orchestrator.h"
 
+#include "state/failover_transition.h"
+
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -59,36 +61,7 @@ FailoverPolicy Orchestrator::Policy() const {
 Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
                                                        const FailoverInput& input,
                                                        const std::string& source) {
-  auto found = store_.GetFailover(id);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no failover " + id);
-  const Failover& current = **found;
-
-  FailoverInput timed = input;
-  if (timed.at == 0) timed.at = clock_->Now();
-  FailoverDecision decision = ApplyFailoverEvent(current, timed, Policy());
-
-  AuditEvent why;
-  why.at = timed.at;
-  why.actor = input.actor.empty() ? ActorKindName(input.actor_kind) : input.actor;
-  why.source = source;
-  why.action = std::string("failover.") + FailoverEventName(input.event) +
-               (decision.accepted ? "" : ".refused");
-  why.target = id;
-  why.reason = decision.reason;
-  why.detail_json = nlohmann::json{
-      {"from", FailoverPhaseName(current.phase)},
-      {"to", FailoverPhaseName(decision.next.phase)},
-      {"actor_kind", ActorKindName(input.actor_kind)},
-      {"input_reason",
-       input.reason}}.dump();
-  if (!decision.accepted) {
-    if (Status s = store_.AppendAudit(why); !s.ok()) return s;
-    return decision;
-  }
-  if (Status s = store_.UpdateFailover(decision.next, current.version, why); !s.ok()) return s;
-  decision.next.version = current.version + 1;
-  return decision;
+  return ApplyAndRecordFailoverEvent(store_, id, input, Policy(), clock_->Now(), source);
 }
 
 Status Orchestrator::RecordRegionHealth(const HealthDecision& decision, const std::string& source) {

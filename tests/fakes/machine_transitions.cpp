@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/failover_transition.h"
+
 namespace icewarden::testing {
 
 MachineTransitions::MachineTransitions(StateStore& store, std::shared_ptr<Clock> clock,
@@ -10,32 +12,13 @@ MachineTransitions::MachineTransitions(StateStore& store, std::shared_ptr<Clock>
 
 Result<FailoverDecision> MachineTransitions::Apply(const std::string& failover_id,
                                                    const FailoverInput& input) {
-  Result<std::optional<Failover>> found = store_.GetFailover(failover_id);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return Status::NotFound("no failover " + failover_id);
-  const Failover& current = **found;
-  FailoverInput timed = input;
-  if (timed.at == 0) timed.at = clock_->Now();
-  FailoverDecision decision = ApplyFailoverEvent(current, timed, policy_);
-  {
+  Result<FailoverDecision> decision =
+      ApplyAndRecordFailoverEvent(store_, failover_id, input, policy_, clock_->Now(), "executor");
+  if (decision.ok()) {
     std::lock_guard lock(mu_);
-    events_.push_back(std::string(decision.accepted ? "" : "refused:") +
+    events_.push_back(std::string(decision->accepted ? "" : "refused:") +
                       FailoverEventName(input.event));
   }
-  AuditEvent why;
-  why.at = timed.at;
-  why.actor = input.actor.empty() ? ActorKindName(input.actor_kind) : input.actor;
-  why.source = "internal";
-  why.action = std::string("failover.") + FailoverEventName(input.event) +
-               (decision.accepted ? "" : ".refused");
-  why.target = failover_id;
-  why.reason = decision.reason;
-  if (!decision.accepted) {
-    if (Status s = store_.AppendAudit(why); !s.ok()) return s;
-    return decision;
-  }
-  if (Status s = store_.UpdateFailover(decision.next, current.version, why); !s.ok()) return s;
-  decision.next.version = current.version + 1;
   return decision;
 }
 

@@ -1,6 +1,7 @@
-// MachineTransitions: a FailoverTransitions for tests and helpers that applies the real
-// failover machine (ApplyFailoverEvent) and persists with StateStore::UpdateFailover, the
-// way Orchestrator::ApplyToFailover does, without depending on orchestrator/.
+// MachineTransitions: a FailoverTransitions for tests and helpers that applies and records
+// events with ApplyAndRecordFailoverEvent (state/failover_transition.h), exactly as
+// Orchestrator::ApplyToFailover does, without depending on orchestrator/; it also keeps the
+// list of events applied.
 // Thread-safety: as the store.
 #pragma once
 
