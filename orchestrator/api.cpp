@@ -129,7 +129,10 @@ class Api::Impl {
         {"/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
         {"/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
         {"/api/v1/audit", Permission::kReadAudit, {"after_seq", "limit", "target"}, &Impl::Audit},
-        {"/api/v1/lag", Permission::kReadRegions, {"table", "region", "state"}, &Impl::Lag},
+        {"/api/v1/lag",
+         Permission::kReadRegions,
+         {"table", "region", "state", "after", "after_replica", "limit"},
+         &Impl::Lag},
     };
     return kRoutes;
   }
@@ -256,7 +259,21 @@ class Api::Impl {
       if (!v.ok()) return BadRequest(v.status().message());
       *field = *v;
     }
-    return JsonResponse(200, LagReportJson(*report, filter));
+    LagPage page;
+    if (auto after = call.query.Get("after")) {
+      page.after_table = TableIdent::Parse(*after);
+      if (!page.after_table) {
+        return BadRequest(
+            "after must be a table name with its namespace, e.g. after=sales.orders "
+            "(pass next_after.table of the previous page, and next_after.replica as "
+            "after_replica)");
+      }
+      if (auto replica = call.query.Get("after_replica")) page.after_replica = *replica;
+    }
+    auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+    if (!limit.ok()) return BadRequest(limit.status().message());
+    page.limit = static_cast<std::size_t>(*limit);
+    return JsonResponse(200, LagReportJson(*report, filter, page));
   }
 
  public:

@@ -12,8 +12,10 @@
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
-//   /api/v1/lag               ?table= &region= &state=  the latest lag round (api_lag.h);
-//                             503 until the first round has finished         read_regions
+//   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
+//                             &limit=1..10000 (1000): the latest lag round (api_lag.h), one
+//                             page, "next_after": {table, replica} | null; 503 until the
+//                             first round has finished                       read_regions
 // Field shapes are in api_json.h; permissions per role in auth.cpp.
 //
 // Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query

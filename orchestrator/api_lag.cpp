@@ -1,8 +1,11 @@
 #include "orchestrator/api_lag.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace icewarden {
 namespace {
@@ -39,8 +42,9 @@ json TableLagJson(const TableLag& t) {
   };
 }
 
-bool Matches(const TableLag& t, const LagFilter& f) {
-  if (f.table && t.table.ToString() != *f.table) return false;
+// `table` is the filter's table, parsed once (nullopt when the filter names none).
+bool Matches(const TableLag& t, const LagFilter& f, const std::optional<TableIdent>& table) {
+  if (f.table && (!table || t.table != *table)) return false;
   if (f.region && t.owner != *f.region && t.replica != *f.region) return false;
   if (f.state && *f.state != LagStateName(t.state)) return false;
   return true;
@@ -68,13 +72,30 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-json LagReportJson(const LagReport& report, const LagFilter& filter) {
-  std::vector<TableLag> rows;
-  for (const auto& t : report.tables)
-    if (Matches(t, filter)) rows.push_back(t);
+json LagReportJson(const LagReport& report, const LagFilter& filter, const LagPage& page) {
+  const std::optional<TableIdent> table =
+      filter.table ? TableIdent::Parse(*filter.table) : std::nullopt;
+  const bool filtered = filter.table || filter.region || filter.state;
+  // Unfiltered, the report is summarised in place; a filter copies only the rows it keeps.
+  std::vector<TableLag> kept;
+  if (filtered) {
+    for (const auto& t : report.tables)
+      if (Matches(t, filter, table)) kept.push_back(t);
+  }
+  const std::vector<TableLag>& rows = filtered ? kept : report.tables;
   const ScopeLag s = Summarise(rows);
+  auto first = rows.begin();
+  if (page.after_table) {
+    first = std::upper_bound(
+        rows.begin(), rows.end(), std::tie(*page.after_table, page.after_replica),
+        [](const auto& key, const TableLag& t) { return key < std::tie(t.table, t.replica); });
+  }
   json tables = json::array();
-  for (const auto& t : rows) tables.push_back(TableLagJson(t));
+  auto it = first;
+  for (; it != rows.end() && tables.size() < page.limit; ++it) tables.push_back(TableLagJson(*it));
+  json next = nullptr;
+  if (it != rows.end() && it != first)
+    next = {{"table", std::prev(it)->table.ToString()}, {"replica", std::prev(it)->replica}};
   return {
       {"at", FormatUnixMillis(report.at)},
       {"at_unix_ms", report.at},
@@ -95,6 +116,7 @@ json LagReportJson(const LagReport& report, const LagFilter& filter) {
       {"unowned_tables", report.unowned_tables},
       {"duration_ms", report.duration.count()},
       {"tables", std::move(tables)},
+      {"next_after", std::move(next)},
   };
 }
 

@@ -18,9 +18,20 @@ struct LagFilter {
   std::optional<std::string> state;   // LagStateName
 };
 
-// {"at", "summary": {...}, "region_errors", "loads": {...}, "tables": [TableLag...]}.
+// One page of rows, in the report's (table, replica) order: at most `limit` rows after the
+// row (after_table, after_replica), exclusive.
+struct LagPage {
+  std::optional<TableIdent> after_table;
+  std::string after_replica;
+  std::size_t limit = 1000;
+};
+
+// {"at", "summary": {...}, "region_errors", "loads": {...}, "tables": [TableLag...],
+//  "next_after": {"table", "replica"} | null}. The summary covers every row the filter
+// matches, not only the page.
 // Snapshot ids are strings: they are 63-bit and lose precision as JSON numbers.
-nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter);
+nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter,
+                             const LagPage& page = {});
 
 // The lag families, with # HELP and # TYPE, for appending to the /metrics page:
 //   icewarden_replication_lag_seconds{table,owner,replica}        gauge

@@ -218,8 +218,19 @@ int CmdLag(const ClientOptions& o, const LagOptions& filter) {
     path += sep + name + "=" + httplib::detail::encode_query_param(*value);
     sep = "&";
   }
-  Fetched f = Get(o, path);
+  // Pages through the rows (1,000 at a time); the summary and errors come with every page.
+  Fetched f = Get(o, path + sep + "limit=1000");
   if (f.exit_code != kExitOk) return f.exit_code;
+  for (json next = f.body["next_after"]; next.is_object();) {
+    Fetched more = Get(
+        o, path + sep +
+               "limit=1000&after=" + httplib::detail::encode_query_param(next.value("table", "")) +
+               "&after_replica=" + httplib::detail::encode_query_param(next.value("replica", "")));
+    if (more.exit_code != kExitOk) return more.exit_code;
+    for (auto& row : more.body["tables"]) f.body["tables"].push_back(std::move(row));
+    next = more.body["next_after"];
+  }
+  f.body["next_after"] = nullptr;
   if (AsJson(o, f.body)) return kExitOk;
   const json& sum = f.body["summary"];
   std::cout << "lag at " << Str(f.body, "at") << ": " << Str(sum, "tables") << " table replicas, "

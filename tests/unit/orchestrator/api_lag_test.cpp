@@ -70,6 +70,23 @@ TEST(ApiLag, FiltersNarrowRowsAndTheSummaryFollows) {
   EXPECT_EQ(LagReportJson(Report(), {std::string("nope.t"), {}, {}})["tables"].size(), 0u);
 }
 
+TEST(ApiLag, PagesFollowTheReportOrderAndTheSummaryCoversEveryRow) {
+  LagPage page;
+  page.limit = 2;
+  json first = LagReportJson(Report(), {}, page);
+  ASSERT_EQ(first["tables"].size(), 2u);
+  EXPECT_EQ(first["tables"][0]["table"], "eu.orders");
+  EXPECT_EQ(first["next_after"], json({{"table", "sales.orders"}, {"replica", "eu-central-1"}}));
+  EXPECT_EQ(first["summary"]["tables"], 3) << "the summary is of every row, not the page";
+
+  page.after_table = TableIdent::Parse("sales.orders");
+  page.after_replica = "eu-central-1";
+  json second = LagReportJson(Report(), {}, page);
+  ASSERT_EQ(second["tables"].size(), 1u);
+  EXPECT_EQ(second["tables"][0]["table"], "sales.returns");
+  EXPECT_TRUE(second["next_after"].is_null());
+}
+
 TEST(ApiLag, RouteAnswers503BeforeTheFirstRoundThenTheReport) {
   testing::FakeClock clock;
   testing::FakeStore store(clock);
@@ -89,6 +106,14 @@ TEST(ApiLag, RouteAnswers503BeforeTheFirstRoundThenTheReport) {
   EXPECT_EQ(j["tables"][0]["table"], "sales.orders");
   req.target = "/api/v1/lag?colour=red";
   EXPECT_EQ(api.Handle(req).status, 400);
+  req.target = "/api/v1/lag?after=orders";  // no namespace
+  EXPECT_EQ(api.Handle(req).status, 400);
+  req.target = "/api/v1/lag?limit=100000";
+  EXPECT_EQ(api.Handle(req).status, 400);
+  req.target = "/api/v1/lag?limit=1&after=eu.orders&after_replica=us-east-1";
+  res = api.Handle(req);
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(json::parse(res.body)["tables"][0]["table"], "sales.orders");
 }
 
 TEST(ApiLag, LagAndProbeFamiliesPassPromtool) {
