@@ -168,7 +168,7 @@ class AlertWebhookAction final : public ParsedAction<WebhookSpec> {
     call.method = "POST";
     call.url = s.url;
     call.headers = s.headers;
-    call.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    call.body = DumpJson(body);
     call.content_type = "application/json";
     if (!s.hmac_secret.empty())
       call.headers["X-Icewarden-Signature"] = WebhookSignature(s.hmac_secret, call.body);

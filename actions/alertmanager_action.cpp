@@ -112,8 +112,7 @@ class AlertmanagerAction final : public ParsedAction<AlertmanagerSpec> {
     call.method = "POST";
     call.url = AlertsUrl(s.url);
     call.headers = s.headers;
-    call.body = nlohmann::json::array({alert}).dump(-1, ' ', false,
-                                                    nlohmann::json::error_handler_t::replace);
+    call.body = DumpJson(nlohmann::json::array({alert}));
     call.content_type = "application/json";
     HttpReply reply = SendHttp(call, ctx);
     return HttpResult("Alertmanager alert " + s.labels.at("alertname"), call, ExpectStatus{},

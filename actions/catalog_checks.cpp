@@ -76,10 +76,10 @@ class CatalogHealthyCheck final : public ParsedAction<CatalogHealthyParams> {
     if (region->health != RegionHealth::kHealthy)
       return ActionResult::Failed("region " + p.region + " is " + RegionHealthName(region->health) +
                                       (region->reason.empty() ? "" : ": " + region->reason),
-                                  detail.dump());
+                                  DumpJson(detail));
     CatalogSession session(env_);
     auto client = session.Client(p.region);
-    if (!client.ok()) return ActionResult::Failed(client.status().message(), detail.dump());
+    if (!client.ok()) return ActionResult::Failed(client.status().message(), DumpJson(detail));
     ActionContext bounded = ctx;
     bounded.deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() + p.timeout);
     auto start = std::chrono::steady_clock::now();
@@ -92,16 +92,16 @@ class CatalogHealthyCheck final : public ParsedAction<CatalogHealthyParams> {
                                       " is healthy but GET /v1/config did not "
                                       "answer within " +
                                       Ms(p.timeout),
-                                  detail.dump());
+                                  DumpJson(detail));
     if (!config->ok())
       return ActionResult::Failed("region " + p.region + " is healthy but GET /v1/config failed: " +
                                       config->status().ToString(),
-                                  detail.dump());
+                                  DumpJson(detail));
     return ActionResult::Succeeded("region " + p.region +
                                        " is healthy and its catalog answered "
                                        "GET /v1/config in " +
                                        Ms(took),
-                                   detail.dump());
+                                   DumpJson(detail));
   }
 
  private:
@@ -234,7 +234,7 @@ class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams> {
     if (failing > 0)
       return ActionResult::Failed(rows.front().reason + " (worst of " + std::to_string(failing) +
                                       " failing out of " + std::to_string(rows.size()) + " tables)",
-                                  detail.dump());
+                                  DumpJson(detail));
     std::string bound = p.max_lag.count() == 0 ? "has the current snapshot of"
                                                : "is within " + Ms(p.max_lag) + " on";
     std::string reason = replica + " " + bound + " all " + std::to_string(rows.size()) +
@@ -242,7 +242,7 @@ class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams> {
     if (summary.worst_table)
       reason +=
           "; worst " + summary.worst_table->ToString() + " " + Ms(summary.worst_lag) + " behind";
-    return ActionResult::Succeeded(reason, detail.dump());
+    return ActionResult::Succeeded(reason, DumpJson(detail));
   }
 
  private:

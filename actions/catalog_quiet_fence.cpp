@@ -129,7 +129,7 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
                        {"poll_errors", errors_seen},
                        {"tables", rows_json}};
       if (!extra_key.empty()) d[extra_key] = extra;
-      return d.dump();
+      return DumpJson(d);
     };
 
     // One round: load every table (304 when unchanged); returns a failure result on change.

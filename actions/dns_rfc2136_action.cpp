@@ -270,10 +270,6 @@ std::optional<RRset> RRsetFromJson(const nlohmann::json& j) {
   return r;
 }
 
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 std::chrono::milliseconds Left(const ActionContext& ctx, std::chrono::milliseconds cap) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       ctx.deadline - std::chrono::steady_clock::now());
@@ -289,20 +285,21 @@ ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>&
   const std::string where = "zone " + s.zone + " at " + s.server.ToString();
   if (ctx.expired())
     return ActionResult::Failed(what + " not sent: the step was cancelled or timed out",
-                                Dump(detail));
+                                DumpJson(detail));
   DnsUpdateOutcome sent = SendDnsUpdate(s.server, s.zone, s.key, changes, Left(ctx, 10s));
   if (!sent.transport.empty()) detail["transport"] = sent.transport;
   switch (sent.status) {
     case DnsUpdateOutcome::Status::kNotSent:
-      return ActionResult::Failed(what + " of " + where + " not sent: " + sent.error, Dump(detail));
+      return ActionResult::Failed(what + " of " + where + " not sent: " + sent.error,
+                                  DumpJson(detail));
     case DnsUpdateOutcome::Status::kNoAnswer:
       return ActionResult::Unknown(what + " of " + where + " sent, but " + sent.error,
-                                   Dump(detail));
+                                   DumpJson(detail));
     case DnsUpdateOutcome::Status::kRejected:
       detail["rcode"] = sent.rcode;
       return ActionResult::Failed(what + " of " + where + " refused: " + sent.rcode + " (key " +
                                       s.key.name + ", " + s.key.algorithm + ")",
-                                  Dump(detail));
+                                  DumpJson(detail));
     case DnsUpdateOutcome::Status::kApplied:
       break;
   }
@@ -313,19 +310,20 @@ ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>&
     DnsLookup now = QueryRRset(s.server, wanted[i].name, wanted[i].type, Left(ctx, 5s));
     if (!now.ok)
       return ActionResult::Unknown(
-          what + " of " + where + " accepted, but checking it failed: " + now.error, Dump(detail));
+          what + " of " + where + " accepted, but checking it failed: " + now.error,
+          DumpJson(detail));
     if (i < before.size() && now.rrset.values != before[i].values) changed_any = true;
     if (std::string m = Mismatch(wanted[i], now.rrset.values); !m.empty()) problems.push_back(m);
   }
   if (problems.empty()) {
     std::string done;
     for (const auto& w : wanted) done += (done.empty() ? "" : "; ") + Describe(w);
-    return ActionResult::Succeeded(what + " of " + where + " applied: " + done, Dump(detail));
+    return ActionResult::Succeeded(what + " of " + where + " applied: " + done, DumpJson(detail));
   }
   std::string reason = what + " of " + where + " accepted, but " + problems.front();
   if (problems.size() > 1) reason += " (and " + std::to_string(problems.size() - 1) + " more)";
-  if (changed_any) return ActionResult::Unknown(reason, Dump(detail));
-  return ActionResult::Failed(reason + "; nothing changed", Dump(detail));
+  if (changed_any) return ActionResult::Unknown(reason, DumpJson(detail));
+  return ActionResult::Failed(reason + "; nothing changed", DumpJson(detail));
 }
 
 // The RRsets the step names, as the server has them now. Unsigned queries: reading needs no
@@ -372,7 +370,7 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
     if (!s) return Status::InvalidArgument(FirstParamError(errors));
     auto before = ReadRRsets(s->server, s->rrsets, ctx);
     if (!before.ok()) return before.status();
-    return Dump(nlohmann::json{{"previous", RRsetsJson(*before)}});
+    return DumpJson(nlohmann::json{{"previous", RRsetsJson(*before)}});
   }
 
   ActionResult Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,

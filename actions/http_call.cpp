@@ -1,4 +1,5 @@
 #include "actions/http_call.h"
+#include "actions/param_reader.h"
 
 #include <httplib.h>
 
@@ -306,7 +307,7 @@ std::optional<HttpRequestSpec> ReadHttpRequestSpec(const nlohmann::json& object,
       spec.call.body = body->get<std::string>();
       spec.call.content_type = "text/plain; charset=utf-8";
     } else if (body->is_object() || body->is_array()) {
-      spec.call.body = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      spec.call.body = DumpJson(*body);
       spec.call.content_type = "application/json";
     } else {
       r.Error(ParamPath(parent, "body"),
@@ -332,7 +333,7 @@ ActionResult HttpResult(const std::string& what, const HttpCall& call, const Exp
                                              : url->Redacted();
   nlohmann::json detail = {{"method", call.method}, {"url", shown}};
   const std::string request = what + " " + call.method + " " + shown;
-  auto dump = [&] { return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  auto dump = [&] { return DumpJson(detail); };
 
   if (reply.delivery != HttpReply::Delivery::kAnswered) {
     detail["error"] = reply.error;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/json_text.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -20,11 +21,10 @@ AuditEvent BatchAudit(const TransferSpec& spec, const ActionContext& ctx, std::s
              spec.failover_id + " moves " + std::to_string(n) + " tables of " + spec.scope.text +
              " from " + spec.source + " to " + spec.target + " (batch " + std::to_string(batch) +
              ")";
-  e.detail_json = nlohmann::json{
-      {"failover_id", spec.failover_id},
-      {"step_id", ctx.step_id},
-      {"batch", batch},
-      {"tables", n}}.dump();
+  e.detail_json = DumpJson(nlohmann::json{{"failover_id", spec.failover_id},
+                                          {"step_id", ctx.step_id},
+                                          {"batch", batch},
+                                          {"tables", n}});
   return e;
 }
 

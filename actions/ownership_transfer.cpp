@@ -1,4 +1,5 @@
 #include "actions/ownership_transfer.h"
+#include "actions/param_reader.h"
 
 #include <charconv>
 #include <chrono>
@@ -229,7 +230,7 @@ std::string TransferReport::ToJson(const TransferSpec& spec) const {
                    {"expired", expired},
                    {"first_errors", errors}};
   if (store_error) j["store_error"] = store_error->ToString();
-  return j.dump();
+  return DumpJson(j);
 }
 
 TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actions/action.h"
+#include "state/json_text.h"
 
 namespace icewarden {
 

@@ -99,8 +99,7 @@ class VerifyDnsAction final : public ParsedAction<VerifyDnsSpec> {
     if (!got.ok) return ActionResult::Failed(got.error);
     nlohmann::json detail = {
         {"server", s.server.ToString()}, {"rcode", got.rcode}, {"values", got.rrset.values}};
-    const std::string dumped =
-        detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string dumped = DumpJson(detail);
     if (got.rrset.values == s.expect)
       return ActionResult::Succeeded(asked + " is " + Join(got.rrset.values), dumped);
     if (got.rrset.values.empty())

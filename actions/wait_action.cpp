@@ -144,7 +144,7 @@ class WaitAction final : public ParsedAction<WaitSpec> {
         return ActionResult::Succeeded(
             "GET " + redacted + " returned " + std::to_string(reply.status) + " after " +
                 Elapsed(started) + " (" + std::to_string(polls) + " polls)",
-            nlohmann::json{{"polls", polls}, {"status", reply.status}}.dump());
+            DumpJson(nlohmann::json{{"polls", polls}, {"status", reply.status}}));
       }
       last = reply.delivery == HttpReply::Delivery::kAnswered
                  ? "last answer " + std::to_string(reply.status)

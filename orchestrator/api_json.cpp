@@ -107,10 +107,6 @@ json AuditEventJson(const AuditEvent& e) {
   return j;
 }
 
-std::string DumpJson(const json& value) {
-  return value.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
-}
-
 std::string ErrorJson(std::string_view code, std::string_view message) {
   return DumpJson(json{{"error", {{"code", code}, {"message", message}}}});
 }

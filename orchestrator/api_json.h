@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "state/json_text.h"  // DumpJson, for the API's callers
 #include "state/types.h"
 
 namespace icewarden {
@@ -33,9 +34,6 @@ nlohmann::json StepJson(const StepRecord& step);
 
 // {seq, at, actor, source, action, target, reason, detail}; detail as for StepJson.
 nlohmann::json AuditEventJson(const AuditEvent& event);
-
-// Serialises compactly. Invalid UTF-8 in stored strings becomes U+FFFD instead of failing.
-std::string DumpJson(const nlohmann::json& value);
 
 // {"error":{"code":CODE,"message":MESSAGE}}
 std::string ErrorJson(std::string_view code, std::string_view message);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/json_text.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -27,12 +28,10 @@ Result<FailoverDecision> ApplyAndRecordFailoverEvent(StateStore& store, const st
                (decision.accepted ? "" : ".refused");
   why.target = id;
   why.reason = decision.reason;
-  why.detail_json = nlohmann::json{
-      {"from", FailoverPhaseName(current.phase)},
-      {"to", FailoverPhaseName(decision.next.phase)},
-      {"actor_kind", ActorKindName(input.actor_kind)},
-      {"input_reason",
-       input.reason}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  why.detail_json = DumpJson(nlohmann::json{{"from", FailoverPhaseName(current.phase)},
+                                            {"to", FailoverPhaseName(decision.next.phase)},
+                                            {"actor_kind", ActorKindName(input.actor_kind)},
+                                            {"input_reason", input.reason}});
   if (!decision.accepted) {
     if (Status s = store.AppendAudit(why); !s.ok()) return s;
     return decision;

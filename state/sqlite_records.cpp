@@ -1,4 +1,5 @@
 #include "state/sqlite_records.h"
+#include "state/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,12 +40,6 @@ Result<FencingConfirmation> FencingFromJson(const std::string& text) {
   } catch (const json::exception&) {
     return CorruptValue("the fencing document", text);
   }
-}
-
-// Strings come from people (reasons) and may not be valid UTF-8; replacing bad bytes is
-// better than dump()'s default of throwing.
-std::string Dump(const json& doc) {
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -144,14 +139,14 @@ std::string ApprovalsToJson(const std::vector<Approval>& approvals) {
   json doc = json::array();
   for (const Approval& a : approvals)
     doc.push_back(json{{"by", a.by}, {"reason", a.reason}, {"at", a.at}});
-  return Dump(doc);
+  return DumpJson(doc);
 }
 
 std::string FencingToJson(const FencingConfirmation& fencing) {
-  return Dump(json{{"kind", FencingKindName(fencing.kind)},
-                   {"by", fencing.by},
-                   {"reason", fencing.reason},
-                   {"at", fencing.at}});
+  return DumpJson(json{{"kind", FencingKindName(fencing.kind)},
+                       {"by", fencing.by},
+                       {"reason", fencing.reason},
+                       {"at", fencing.at}});
 }
 
 std::string_view JsonOrEmptyObject(std::string_view json_text) {
