@@ -15,10 +15,15 @@ std::string JoinMessages(const std::vector<std::string>& messages) {
   return out;
 }
 
-// The same duration syntax as in the file: "250ms", "5s", "2m", "1h", or seconds.
+// A parameter given as text, read exactly as the runbook file's scalars are read (so that
+// a default `runbook validate` accepted, "+5" or "yes", is accepted here too).
+YamlValue AsScalar(const std::string& s, YamlIssues* scratch) {
+  return YamlValue(YAML::Node(s), YAML::Mark(), "", scratch);
+}
+
 bool IsDuration(const std::string& s) {
   YamlIssues scratch;
-  return YamlValue(YAML::Node(s), YAML::Mark(), "", &scratch).Duration().has_value();
+  return AsScalar(s, &scratch).Duration().has_value();
 }
 
 // `value` as a JSON value of `type`, or a message saying why it is not one.
@@ -27,18 +32,18 @@ std::optional<nlohmann::json> Typed(const RunbookParameter& p, const nlohmann::j
   if (p.type == "integer") {
     if (value.is_number_integer()) return value;
     if (value.is_string()) {
-      const std::string& s = value.get_ref<const std::string&>();
-      int64_t v = 0;
-      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty()) return v;
+      YamlIssues scratch;
+      if (auto v = AsScalar(value.get<std::string>(), &scratch).Integer()) return *v;
     }
     *error = "parameter '" + p.name + "' is an integer, got " + value.dump();
     return std::nullopt;
   }
   if (p.type == "boolean") {
     if (value.is_boolean()) return value;
-    if (value == "true") return true;
-    if (value == "false") return false;
+    if (value.is_string()) {
+      YamlIssues scratch;
+      if (auto v = AsScalar(value.get<std::string>(), &scratch).Bool()) return *v;
+    }
     *error = "parameter '" + p.name + "' is true or false, got " + value.dump();
     return std::nullopt;
   }

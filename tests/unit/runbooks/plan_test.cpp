@@ -152,6 +152,27 @@ TEST_F(PlanTest, GivenParametersOverrideDefaultsAndAreTyped) {
   EXPECT_EQ(plan->entries[3].params["zone"], "other.example.");
 }
 
+TEST_F(PlanTest, DefaultsThatValidateAcceptsArePlannedWithTheSameReading) {
+  // validate reads defaults as YAML scalars ("+5" is an integer, "yes" a boolean); plan used to
+  // parse them again by stricter rules and refuse what validate had accepted.
+  RunbookLoad load = ParseRunbook(R"(name: defaults
+parameters:
+  - {name: ttl, type: integer, default: +5}
+  - {name: dry, type: boolean, default: yes}
+promote:
+  - id: settle
+    action: wait
+    params: {duration: 1s}
+)",
+                                  dir_ + "/defaults.yaml", registry_);
+  ASSERT_TRUE(load.ok()) << load.errors[0].ToString();
+  bindings_.params = nlohmann::json::object();
+  auto plan = PlanRunbook(*load.runbook, registry_, bindings_);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->parameters.at("ttl"), 5);
+  EXPECT_EQ(plan->parameters.at("dry"), true);
+}
+
 TEST_F(PlanTest, ParameterProblemsAreAllReported) {
   bindings_.params = {{"ttl", "soon"}, {"zonee", "x"}, {"settle", "forever"}};
   auto plan = PlanRunbook(runbook_, registry_, bindings_);
