@@ -84,46 +84,52 @@ TEST_F(CatalogTransferTest, KeepsCommitsInFlightToItsConcurrency) {
   EXPECT_EQ(requests["commits_in_progress"], 0) << requests;
 }
 
-// Holds every store batch after the first for `delay`, counting the commits the new owner's
-// catalog admitted meanwhile.
-class SlowBatchStore final : public ::icewarden::testing::ForwardingStore {
+// Holds the second store batch until the new owner's catalog has admitted a marker commit
+// of the first batch (or `patience` passes), and says whether one came. The count is taken
+// when the first batch is durable, so a marker admitted before the second batch began counts.
+class HoldingBatchStore final : public ::icewarden::testing::ForwardingStore {
  public:
-  SlowBatchStore(StateStore& inner, Lab& lab, std::chrono::milliseconds delay)
-      : ForwardingStore(inner), lab_(lab), delay_(delay) {}
+  HoldingBatchStore(StateStore& inner, Lab& lab, std::chrono::milliseconds patience)
+      : ForwardingStore(inner), lab_(lab), patience_(patience) {}
 
   Status CompareAndSetOwnership(std::span<const OwnershipChange> changes,
                                 const AuditEvent& why) override {
-    if (++batches_ > 1) {
-      int64_t before = Commits();
-      std::this_thread::sleep_for(delay_);
-      commits_during_batches_ += Commits() - before;
+    const int batch = ++batches_;
+    if (batch == 2) {
+      const auto give_up = std::chrono::steady_clock::now() + patience_;
+      while (Commits() <= after_first_ && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(10ms);
+      marker_during_batch_ = Commits() > after_first_;
     }
-    return inner_.CompareAndSetOwnership(changes, why);
+    Status s = inner_.CompareAndSetOwnership(changes, why);
+    if (batch == 1) after_first_ = Commits();
+    return s;
   }
-  int64_t commits_during_batches() const { return commits_during_batches_; }
+  bool marker_during_batch() const { return marker_during_batch_; }
 
  private:
   int64_t Commits() {
     return lab_.State()["regions"][kUs]["requests"]["commits_total"].get<int64_t>();
   }
   Lab& lab_;
-  std::chrono::milliseconds delay_;
+  std::chrono::milliseconds patience_;
   std::atomic<int> batches_{0};
-  std::atomic<int64_t> commits_during_batches_{0};
+  std::atomic<int64_t> after_first_{0};
+  std::atomic<bool> marker_during_batch_{false};
 };
 
 TEST_F(CatalogTransferTest, MarkersKeepGoingWhileTheStoreCommitsTheNextBatch) {
-  // One table per batch, two markers at once: while batch 2 is being made durable (slowly
-  // here, as on a slow disk), batch 1's marker is loaded and committed. A transfer that made
-  // the batch on its catalog thread would send nothing until the batch was done.
-  SlowBatchStore slow(*store_, *lab_, 300ms);
+  // One table per batch, two markers at once: batch 2 is held (as on a slow disk) until
+  // batch 1's marker commit reaches the catalog. A transfer that made the batch on its catalog
+  // thread would send nothing until the batch was done, and the hold would run out.
+  HoldingBatchStore slow(*store_, *lab_, 3s);
   ActionEnv env = env_;
   env.store = &slow;
   json params{{"concurrency", 2}, {"batch_size", 1}};
   auto result = MakeOwnershipTransferAction(env)->Run(params, Ctx());
   ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
   EXPECT_EQ(Detail(result)["markers_written"], static_cast<int>(eu_tables_.size()));
-  EXPECT_GE(slow.commits_during_batches(), 1);
+  EXPECT_TRUE(slow.marker_during_batch());
   for (const auto& t : eu_tables_) EXPECT_EQ(Marker(kUs, t).second, "2") << t;
 }
 
