@@ -72,9 +72,9 @@ TEST_F(CatalogTransferTest, ResumesAfterARunStoppedByItsDeadline) {
 }
 
 TEST_F(CatalogTransferTest, KeepsCommitsInFlightToItsConcurrency) {
-  // Four eu tables, two commit slots, commits slow enough to overlap: the new owner's catalog
-  // sees two commits at once (loads ran ahead to fill both slots), never three.
-  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 150}}).ok());
+  // Four eu tables, two commit slots, commits slow enough (400 ms) to overlap: the new owner's
+  // catalog sees two commits at once (loads ran ahead to fill both slots), never three.
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 400}}).ok());
   json params{{"concurrency", 2}, {"batch_size", 1}};
   auto result = MakeOwnershipTransferAction(env_)->Run(params, Ctx());
   ASSERT_TRUE(result.ok()) << result.reason << " " << result.detail_json;
