@@ -288,3 +288,21 @@ std::string FormatLagDuration(std::chrono::milliseconds d) {
 }
 
 }  // namespace icewarden
+
+namespace icewarden {
+
+std::optional<std::chrono::milliseconds> LagUpperBound(const TableLag& row, UnixMillis now) {
+  switch (row.state) {
+    case LagState::kBehind:
+    case LagState::kCaughtUp:
+      return row.lag;
+    case LagState::kUnknown:
+      if (!row.last_known_at) return std::nullopt;
+      return row.last_known_lag +
+             std::chrono::milliseconds(std::max<UnixMillis>(0, now - *row.last_known_at));
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace icewarden

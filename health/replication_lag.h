@@ -106,7 +106,18 @@ struct TableLag {
   // One sentence for people, starting with the table:
   // "sales.orders: eu-central-1 is 3 commits behind us-east-1, oldest 42s ago"
   std::string reason{};
+  // For a row that could not be compared this round (kUnknown), what the last round that
+  // did compare the pair said: its lag and missing commits, and when it was measured. The
+  // RPO of promoting the replica now is at most last_known_lag + (now - last_known_at).
+  std::optional<UnixMillis> last_known_at{};
+  std::chrono::milliseconds last_known_lag{0};
+  int last_known_missing = 0;
 };
+
+// The most this row's replica can trail its owner as of `now`: the lag when it was compared
+// this round; for an uncompared row with a last known comparison, that lag plus the time
+// since; nullopt when nothing bounds it (never compared, diverged, another table).
+std::optional<std::chrono::milliseconds> LagUpperBound(const TableLag& row, UnixMillis now);
 
 // Compares one replica's view of `table` with its owner's, as of `now`. Never fails: odd
 // input (no snapshots, a current snapshot missing from the list) degrades to the fallbacks

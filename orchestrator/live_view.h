@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "health/lag_monitor.h"
@@ -24,8 +25,32 @@ struct ProbeRoundView {
   UnixMillis at = 0;
 };
 
+// A region whose latest probe rounds got no answer at all (refused, timed out,
+// unresolvable), since the first such round in an unbroken run. Any answer, whatever its
+// status or body, ends the run: only silence is evidence (DESIGN.md rule 7).
+struct RegionSilence {
+  UnixMillis since = 0;  // the first silent round of the run
+  int rounds = 0;        // silent rounds in a row
+  std::string detail{};  // the latest round's failure: "connection refused"
+};
+
 class LiveView {
  public:
+  void PublishSilence(const std::string& region, std::optional<RegionSilence> silence) {
+    std::lock_guard lock(mu_);
+    if (silence) {
+      silence_[region] = std::move(*silence);
+    } else {
+      silence_.erase(region);
+    }
+  }
+  // nullopt: the region answered in its latest round, or has not been probed yet.
+  std::optional<RegionSilence> Silence(const std::string& region) const {
+    std::lock_guard lock(mu_);
+    auto it = silence_.find(region);
+    if (it == silence_.end()) return std::nullopt;
+    return it->second;
+  }
   void PublishLag(LagReport report) {
     auto snapshot = std::make_shared<const LagReport>(std::move(report));
     std::lock_guard lock(mu_);
@@ -48,6 +73,7 @@ class LiveView {
   mutable std::mutex mu_;
   std::shared_ptr<const LagReport> lag_;
   std::map<std::string, ProbeRoundView> rounds_;
+  std::map<std::string, RegionSilence> silence_;
 };
 
 }  // namespace icewarden
