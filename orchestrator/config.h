@@ -97,6 +97,26 @@ struct PolicyConfig {
   // retention must be before a table is flagged.
   std::chrono::milliseconds lag_interval{std::chrono::seconds(30)};
   std::chrono::milliseconds retention_margin{std::chrono::hours(1)};
+  // How long an approval counts before the failover starts (a first approval waiting for
+  // a second, a re-approval after a hold).
+  std::chrono::milliseconds approval_ttl{std::chrono::minutes(15)};
+  // old_region_unreachable: how long the old region must have given no answer at all
+  // (refused, timed out, unresolvable) before its silence is fencing evidence.
+  std::chrono::milliseconds unreachable_for{std::chrono::seconds(30)};
+};
+
+// One failover route: which runbook moves what from where to where. A proposal picks the
+// first route whose kind, from, to and scope match it.
+struct FailoverRouteConfig {
+  std::string name;
+  std::string kind = "failover";  // failover | switchover
+  std::string from = "*";         // region name, or "*" for any
+  std::string to;                 // region name
+  std::string scope = "*";        // glob over the proposal's scope ("owner:*", "namespace:eu.*")
+  std::string runbook;            // path, resolved against the config's folder
+  // Runbook parameters as written (strings; typed by the runbook's declarations).
+  std::vector<std::pair<std::string, std::string>> params;
+  int line = 0, column = 0;  // where the route starts, for errors found later
 };
 
 enum class Role { kViewer, kOperator, kApprover, kAdmin };
@@ -128,6 +148,7 @@ struct Config {
   std::vector<RegionConfig> regions;
   OwnershipConfig ownership;
   PolicyConfig policies;
+  std::vector<FailoverRouteConfig> failovers;
 
   const RegionConfig* FindRegion(const std::string& name) const;
   // The owner the rules assign to "namespace.table" (first matching rule, else default).

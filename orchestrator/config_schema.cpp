@@ -19,8 +19,8 @@ namespace {
 constexpr size_t kMaxSecretBytes = 64 * 1024;
 
 const std::vector<std::string> kRoleNames = {"viewer", "operator", "approver", "admin"};
-const std::vector<std::string> kFencingEvidence = {"steps_and_quiet_window", "quorum_unreachable",
-                                                   "operator"};
+const std::vector<std::string> kFencingEvidence = {"steps_and_quiet_window",
+                                                   "old_region_unreachable", "operator"};
 
 bool AllDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -126,19 +126,27 @@ StateConfig ReadState(const YamlValue& value) {
 PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
   PolicyConfig policies;
   auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
-                        "probe", "lag_interval", "retention_margin"});
+                        "probe", "lag_interval", "retention_margin", "approval_ttl",
+                        "unreachable_for"});
   if (!map) return policies;
   ReadWithin(*map, "max_staleness", &policies.max_staleness, 0ms, kMaxPolicyDuration);
   // A lag round lists and loads every table of every catalog: not in a tight loop.
   ReadWithin(*map, "lag_interval", &policies.lag_interval, 100ms, 1h);
   ReadWithin(*map, "retention_margin", &policies.retention_margin, 0ms, kMaxPolicyDuration);
   ReadWithin(*map, "cooldown", &policies.cooldown, 0ms, kMaxPolicyDuration);
+  ReadWithin(*map, "approval_ttl", &policies.approval_ttl, 1s, 24h);
+  ReadWithin(*map, "unreachable_for", &policies.unreachable_for, 0ms, 24h);
   map->Read("two_person_approval", &policies.two_person_approval);
   if (auto v = map->Get("fencing_evidence")) {
     if (auto items = v->List()) {
       if (items->empty()) v->Error("must list at least one of " + QuotedList(kFencingEvidence));
       std::vector<std::string> kinds;
       for (const auto& item : *items) {
+        // The kind's name before it was named after what it observes.
+        if (item.String() == std::optional<std::string>("quorum_unreachable")) {
+          kinds.push_back("old_region_unreachable");
+          continue;
+        }
         auto kind = item.OneOf(kFencingEvidence);
         if (!kind) continue;
         if (std::find(kinds.begin(), kinds.end(), *kind) != kinds.end()) {
@@ -153,6 +161,8 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) 
   if (auto v = map->Get("probe")) ReadProbe(*v, default_probe);
   return policies;
 }
+
+}  // namespace
 
 void CheckRegionName(const YamlValue& v, const std::string& name,
                      const std::vector<RegionConfig>& regions) {
@@ -169,6 +179,8 @@ void CheckRegionName(const YamlValue& v, const std::string& name,
   }
   v.Error(message);
 }
+
+namespace {
 
 OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionConfig>& regions) {
   OwnershipConfig ownership;
@@ -209,7 +221,7 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
-  auto map = root.Map({"api", "state", "regions", "ownership", "policies"});
+  auto map = root.Map({"api", "state", "regions", "ownership", "policies", "failovers"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
@@ -219,6 +231,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   config.state.path = ResolvePath(sources, config.state.path);
   if (auto v = map->Require("regions")) config.regions = ReadRegions(*v, default_probe, sources);
   if (auto v = map->Require("ownership")) config.ownership = ReadOwnership(*v, config.regions);
+  if (auto v = map->Get("failovers")) config.failovers = ReadFailoverRoutes(*v, config.regions, sources);
   return config;
 }
 

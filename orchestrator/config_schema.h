@@ -33,6 +33,13 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources);
 std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSettings& defaults,
                                       const ConfigSources& sources);
 void ReadProbe(const YamlValue& value, ProbeSettings* probe);
+// The `failovers:` list of routes (config_routes.cpp).
+std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
+                                                    const std::vector<RegionConfig>& regions,
+                                                    const ConfigSources& sources);
+// Reports "no region named ..." (with a did-you-mean) unless `name` is a configured region.
+void CheckRegionName(const YamlValue& v, const std::string& name,
+                     const std::vector<RegionConfig>& regions);
 
 // Reads `key` when present; a value outside [min, max] is an error at its position ("must be
 // from 100ms to 1h"). True when the key was read and within bounds.

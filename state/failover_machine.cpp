@@ -36,7 +36,7 @@ struct FailoverTransition {
 };
 
 // The whole failover machine, top to bottom. Anything not listed is refused.
-constexpr std::array<FailoverTransition, 19> kTransitions{{
+constexpr std::array<FailoverTransition, 20> kTransitions{{
     // from              event                    who                  guard to
     {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalCompletes, P::kApproved},
     {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalNeedsAnother, P::kProposed},
@@ -46,6 +46,8 @@ constexpr std::array<FailoverTransition, 19> kTransitions{{
     {P::kFencing, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
     {P::kFencing, E::kConfirmFencing, kFencingConfirmers, Guard::kFencingAccepted, P::kFenced},
     {P::kFenced, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    // A re-approval after the last guard check held the promotion (Failover::promotion_hold).
+    {P::kFenced, E::kApprove, kApprovers, Guard::kAlways, P::kFenced},
     {P::kFenced, E::kBeginPromotion, kExecutor, Guard::kApprovedAndFenced, P::kPromoting},
     {P::kPromoting, E::kPromoted, kExecutor, Guard::kAlways, P::kVerifying},
     {P::kPromoting, E::kStepFailed, kExecutor, Guard::kAlways, P::kFailed},
@@ -61,9 +63,29 @@ constexpr std::array<FailoverTransition, 19> kTransitions{{
 
 int RequiredApprovals(const FailoverPolicy& policy) { return policy.two_person_approval ? 2 : 1; }
 
-bool HasApproved(const Failover& f, const std::string& who) {
-  return std::any_of(f.approvals.begin(), f.approvals.end(),
-                     [&](const Approval& a) { return a.by == who; });
+// An approval is for the plan it was given on: once the plan changes it counts no more.
+bool ForCurrentPlan(const Failover& f, const Approval& a) {
+  return f.plan.plan_hash.empty() || a.plan_hash == f.plan.plan_hash;
+}
+
+// Approvals that still count toward starting the failover at `now`: for the current plan
+// and not expired. Expiry bounds how long a first approval waits for a second one; it
+// never stops a failover that has started.
+int LiveApprovals(const Failover& f, UnixMillis now) {
+  return static_cast<int>(std::count_if(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
+    return ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
+  }));
+}
+
+int PlanApprovals(const Failover& f) {
+  return static_cast<int>(std::count_if(f.approvals.begin(), f.approvals.end(),
+                                        [&](const Approval& a) { return ForCurrentPlan(f, a); }));
+}
+
+bool HasApproved(const Failover& f, const std::string& who, UnixMillis now) {
+  return std::any_of(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
+    return a.by == who && ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
+  });
 }
 
 bool Accepts(const FailoverPolicy& policy, FencingKind kind) {
@@ -77,7 +99,8 @@ std::string InputProblem(const Failover& f, const FailoverInput& in, const Failo
   switch (in.event) {
     case E::kApprove:
       if (in.actor.empty()) return "an approval needs the approver's identity";
-      if (HasApproved(f, in.actor)) return in.actor + " has already approved " + f.id;
+      if (f.phase != P::kFenced && HasApproved(f, in.actor, in.at))
+        return in.actor + " has already approved " + f.id;
       if (policy.two_person_approval && in.actor == f.proposed_by)
         return "two-person approval: " + in.actor + " proposed " + f.id + " and may not approve it";
       return "";
@@ -101,19 +124,19 @@ std::string InputProblem(const Failover& f, const FailoverInput& in, const Failo
   }
 }
 
-bool GuardHolds(Guard g, const Failover& f, const FailoverPolicy& policy) {
+bool GuardHolds(Guard g, const Failover& f, const FailoverInput& in, const FailoverPolicy& policy) {
   switch (g) {
     case Guard::kAlways:
       return true;
     case Guard::kApprovalCompletes:
-      return static_cast<int>(f.approvals.size()) + 1 >= RequiredApprovals(policy);
+      return LiveApprovals(f, in.at) + 1 >= RequiredApprovals(policy);
     case Guard::kApprovalNeedsAnother:
-      return static_cast<int>(f.approvals.size()) + 1 < RequiredApprovals(policy);
+      return LiveApprovals(f, in.at) + 1 < RequiredApprovals(policy);
     case Guard::kFencingAccepted:
       return true;  // InputProblem() has checked the input
     case Guard::kApprovedAndFenced:
-      return static_cast<int>(f.approvals.size()) >= RequiredApprovals(policy) &&
-             f.fencing.has_value() && Accepts(policy, f.fencing->kind);
+      return PlanApprovals(f) >= RequiredApprovals(policy) && f.fencing.has_value() &&
+             Accepts(policy, f.fencing->kind) && f.promotion_hold.empty();
   }
   return false;
 }
@@ -122,6 +145,10 @@ std::string GuardRefusal(Guard g, const Failover& f) {
   if (g == Guard::kApprovedAndFenced) {
     if (f.approvals.empty()) return f.id + " has no approval on record";
     if (!f.fencing) return f.id + " has no fencing confirmation on record";
+    if (!f.promotion_hold.empty())
+      return f.id + " is held before promotion (" + f.promotion_hold +
+             "): an approver must approve again";
+    if (PlanApprovals(f) == 0) return f.id + " has no approval of its current plan";
     return f.id + "'s fencing confirmation is not accepted by policy";
   }
   return "guard not met";
@@ -219,15 +246,23 @@ FailoverDecision ApplyFailoverEvent(const Failover& current, const FailoverInput
     actor_matches = true;
     if (std::string problem = InputProblem(current, input, policy); !problem.empty())
       return refuse(problem);
-    if (!GuardHolds(t.guard, current, policy)) continue;
+    if (!GuardHolds(t.guard, current, input, policy)) continue;
 
     d.accepted = true;
     d.next.phase = t.to;
     d.next.updated_at = input.at;
-    if (input.event == E::kApprove)
-      d.next.approvals.push_back(Approval{input.actor, input.reason, input.at});
-    if (input.event == E::kConfirmFencing)
+    if (input.event == E::kApprove) {
+      Approval a{input.actor, input.reason, input.at};
+      a.plan_hash = current.plan.plan_hash;
+      a.expires_at = input.approval_expires_at;
+      d.next.approvals.push_back(std::move(a));
+      // A re-approval answers the hold: the caller has checked the guards again.
+      d.next.promotion_hold.clear();
+    }
+    if (input.event == E::kConfirmFencing) {
       d.next.fencing = FencingConfirmation{input.fencing_kind, input.actor, input.reason, input.at};
+      d.next.fencing->evidence_json = input.evidence_json.empty() ? "{}" : input.evidence_json;
+    }
     d.reason = Describe(d.next, input);
     d.next.last_reason = d.reason;
     return d;

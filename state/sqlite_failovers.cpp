@@ -29,6 +29,7 @@ void BindFailover(SqliteStatement& s, const Failover& f, UnixMillis created_at,
   s.BindText(14, f.last_reason);
   s.BindInt(15, created_at);
   s.BindInt(16, updated_at);
+  s.BindText(18, FailoverAnnexToJson(f));
 }
 
 }  // namespace
@@ -42,8 +43,8 @@ Status SqliteStore::CreateFailover(const Failover& failover, const AuditEvent& w
   Result<SqliteStatement*> stmt = Statement(
       "INSERT INTO failovers (id, kind, scope, from_region, to_region, runbook, phase, active,"
       " proposed_by, reason, approvals_json, fencing_json, accept_data_loss, last_reason,"
-      " created_at, updated_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-      " ?12, ?13, ?14, ?15, ?16, 1) ON CONFLICT (id) DO NOTHING",
+      " created_at, updated_at, version, annex_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+      " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 1, ?18) ON CONFLICT (id) DO NOTHING",
       "creating a failover");
   if (!stmt.ok()) return stmt.status();
   SqliteWriteTransaction txn(db_);
@@ -68,7 +69,7 @@ Status SqliteStore::UpdateFailover(const Failover& failover, std::int64_t expect
       "UPDATE failovers SET kind = ?2, scope = ?3, from_region = ?4, to_region = ?5,"
       " runbook = ?6, phase = ?7, active = ?8, proposed_by = ?9, reason = ?10,"
       " approvals_json = ?11, fencing_json = ?12, accept_data_loss = ?13, last_reason = ?14,"
-      " updated_at = ?16, version = ?17 + 1 WHERE id = ?1 AND version = ?17",
+      " updated_at = ?16, version = ?17 + 1, annex_json = ?18 WHERE id = ?1 AND version = ?17",
       "updating a failover");
   if (!stmt.ok()) return stmt.status();
   Result<SqliteStatement*> version =

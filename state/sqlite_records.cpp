@@ -20,8 +20,11 @@ Result<std::vector<Approval>> ApprovalsFromJson(const std::string& text) {
     json doc = json::parse(text);
     std::vector<Approval> out;
     for (const json& a : doc) {
-      out.push_back(Approval{a.at("by").get<std::string>(), a.at("reason").get<std::string>(),
-                             a.at("at").get<UnixMillis>()});
+      Approval approval{a.at("by").get<std::string>(), a.at("reason").get<std::string>(),
+                        a.at("at").get<UnixMillis>()};
+      approval.plan_hash = a.value("plan_hash", "");
+      approval.expires_at = a.value("expires_at", UnixMillis{0});
+      out.push_back(std::move(approval));
     }
     return out;
   } catch (const json::exception&) {
@@ -35,14 +38,60 @@ Result<FencingConfirmation> FencingFromJson(const std::string& text) {
     std::string kind_name = doc.at("kind").get<std::string>();
     std::optional<FencingKind> kind = ParseFencingKind(kind_name);
     if (!kind) return CorruptValue("the fencing kind", kind_name);
-    return FencingConfirmation{*kind, doc.at("by").get<std::string>(),
-                               doc.at("reason").get<std::string>(), doc.at("at").get<UnixMillis>()};
+    FencingConfirmation f{*kind, doc.at("by").get<std::string>(),
+                          doc.at("reason").get<std::string>(), doc.at("at").get<UnixMillis>()};
+    if (auto it = doc.find("evidence"); it != doc.end()) f.evidence_json = DumpJson(*it);
+    return f;
   } catch (const json::exception&) {
     return CorruptValue("the fencing document", text);
   }
 }
 
+// The failover fields added after schema 1, in one JSON column (annex_json): what a failover
+// runs and what it observed on the way. Absent keys read as the defaults.
+Status ReadAnnex(const std::string& text, Failover& f) {
+  try {
+    json doc = json::parse(text);
+    if (auto p = doc.find("plan"); p != doc.end()) {
+      f.plan.route = p->value("route", "");
+      f.plan.runbook_hash = p->value("runbook_hash", "");
+      f.plan.plan_hash = p->value("plan_hash", "");
+      f.plan.params_json = DumpJson(p->value("params", json::object()));
+    }
+    f.promotion_hold = doc.value("promotion_hold", "");
+    f.guard_checks_json = DumpJson(doc.value("guard_checks", json::array()));
+    f.detected_at = doc.value("detected_at", UnixMillis{0});
+    f.rpo_json = DumpJson(doc.value("rpo", json::object()));
+    if (auto a = doc.find("ack"); a != doc.end()) {
+      f.ack = FailoverAck{a->at("by").get<std::string>(), a->value("comment", ""),
+                          a->at("at").get<UnixMillis>()};
+    }
+    return Status::Ok();
+  } catch (const json::exception&) {
+    return CorruptValue("the failover annex document", text);
+  }
+}
+
+json ParsedOr(const std::string& text, json fallback) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? fallback : doc;
+}
+
 }  // namespace
+
+std::string FailoverAnnexToJson(const Failover& f) {
+  json doc = {{"plan",
+               {{"route", f.plan.route},
+                {"runbook_hash", f.plan.runbook_hash},
+                {"plan_hash", f.plan.plan_hash},
+                {"params", ParsedOr(f.plan.params_json, json::object())}}},
+              {"promotion_hold", f.promotion_hold},
+              {"guard_checks", ParsedOr(f.guard_checks_json, json::array())},
+              {"detected_at", f.detected_at},
+              {"rpo", ParsedOr(f.rpo_json, json::object())}};
+  if (f.ack) doc["ack"] = {{"by", f.ack->by}, {"comment", f.ack->comment}, {"at", f.ack->at}};
+  return DumpJson(doc);
+}
 
 Result<Region> ReadRegion(const SqliteStatement& row) {
   Region r;
@@ -101,6 +150,7 @@ Result<Failover> ReadFailover(const SqliteStatement& row) {
   f.created_at = row.ColumnInt(13);
   f.updated_at = row.ColumnInt(14);
   f.version = row.ColumnInt(15);
+  if (Status s = ReadAnnex(row.ColumnText(16), f); !s.ok()) return s;
   return f;
 }
 
@@ -138,7 +188,11 @@ AuditEvent ReadAudit(const SqliteStatement& row) {
 std::string ApprovalsToJson(const std::vector<Approval>& approvals) {
   json doc = json::array();
   for (const Approval& a : approvals)
-    doc.push_back(json{{"by", a.by}, {"reason", a.reason}, {"at", a.at}});
+    doc.push_back(json{{"by", a.by},
+                       {"reason", a.reason},
+                       {"at", a.at},
+                       {"plan_hash", a.plan_hash},
+                       {"expires_at", a.expires_at}});
   return DumpJson(doc);
 }
 
@@ -146,7 +200,8 @@ std::string FencingToJson(const FencingConfirmation& fencing) {
   return DumpJson(json{{"kind", FencingKindName(fencing.kind)},
                        {"by", fencing.by},
                        {"reason", fencing.reason},
-                       {"at", fencing.at}});
+                       {"at", fencing.at},
+                       {"evidence", ParsedOr(fencing.evidence_json, json::object())}});
 }
 
 std::string_view JsonOrEmptyObject(std::string_view json_text) {

@@ -26,7 +26,7 @@ inline constexpr const char* kOwnershipColumns =
 inline constexpr const char* kFailoverColumns =
     "id, kind, scope, from_region, to_region, runbook, phase, proposed_by, reason, "
     "approvals_json, fencing_json, accept_data_loss, last_reason, created_at, updated_at, "
-    "version";
+    "version, annex_json";
 inline constexpr const char* kStepColumns =
     "failover_id, step_id, section, action, state, attempt, reason, result_json, started_at, "
     "finished_at";
@@ -44,6 +44,8 @@ AuditEvent ReadAudit(const SqliteStatement& row);
 
 std::string ApprovalsToJson(const std::vector<Approval>& approvals);
 std::string FencingToJson(const FencingConfirmation& fencing);
+// The columns added after schema 1 (annex_json).
+std::string FailoverAnnexToJson(const Failover& failover);
 
 // "" stands for "{}" in result_json and detail_json: an empty document is what a caller
 // that has nothing to say naturally passes.

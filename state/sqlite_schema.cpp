@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 1> kMigrations{{
+constexpr std::array<Migration, 2> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -123,6 +123,10 @@ CREATE TRIGGER audit_is_append_only_delete BEFORE DELETE ON audit
 BEGIN
   SELECT RAISE(ABORT, 'the audit log is append-only');
 END;
+)sql"},
+    {2, "failover plan, guard checks, RPO and acknowledgement (annex_json)", R"sql(
+ALTER TABLE failovers ADD COLUMN annex_json TEXT NOT NULL DEFAULT '{}'
+  CHECK (json_valid(annex_json));
 )sql"},
 }};
 

@@ -50,7 +50,7 @@ constexpr std::array<std::pair<FailoverKind, const char*>, 3> kKindNames{{
 
 constexpr std::array<std::pair<FencingKind, const char*>, 3> kFencingNames{{
     {FencingKind::kEvidenceSteps, "steps_and_quiet_window"},
-    {FencingKind::kEvidenceUnreachable, "quorum_unreachable"},
+    {FencingKind::kEvidenceUnreachable, "old_region_unreachable"},
     {FencingKind::kOperator, "operator"},
 }};
 
@@ -79,6 +79,8 @@ std::optional<FailoverKind> ParseFailoverKind(std::string_view s) {
 }
 const char* FencingKindName(FencingKind k) { return NameOf(k, kFencingNames); }
 std::optional<FencingKind> ParseFencingKind(std::string_view s) {
+  // The name configs used before the kind was named after what it observes.
+  if (s == "quorum_unreachable") return FencingKind::kEvidenceUnreachable;
   return ParseByName(s, kFencingNames);
 }
 const char* StepStateName(StepState s) { return NameOf(s, kStepNames); }

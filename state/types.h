@@ -105,6 +105,10 @@ struct Approval {
   std::string by{};  // the approver's identity (token name)
   std::string reason{};
   UnixMillis at = 0;
+  // The plan the approver was shown (FailoverPlanRef::plan_hash): an approval is for that
+  // plan only, like applying a saved terraform plan.
+  std::string plan_hash{};
+  UnixMillis expires_at = 0;  // 0: never (approvals recorded before approval_ttl existed)
 };
 
 enum class FencingKind {
@@ -119,6 +123,26 @@ struct FencingConfirmation {
   FencingKind kind = FencingKind::kOperator;
   std::string by{};      // who or what confirmed
   std::string reason{};  // required for kOperator; the evidence summary otherwise
+  UnixMillis at = 0;
+  // What was observed, as a JSON object: per table the old owner's last snapshot id and
+  // when it was seen, the quiet window or the silence, who confirmed.
+  std::string evidence_json = "{}";
+};
+
+// What a failover runs: the config route that chose the runbook, the runbook's content
+// hash and bound parameters, and the hash of the whole plan (kind, scope, from, to,
+// runbook hash, parameters) that approvals are bound to.
+struct FailoverPlanRef {
+  std::string route{};         // the config route's name
+  std::string runbook_hash{};  // "sha256:<hex>" of the runbook file's bytes
+  std::string plan_hash{};     // "sha256:<hex>"
+  std::string params_json = "{}";
+};
+
+// The failover after the fact: who acknowledged it, which lifts its anti-flap block early.
+struct FailoverAck {
+  std::string by{};
+  std::string comment{};
   UnixMillis at = 0;
 };
 
@@ -136,6 +160,21 @@ struct Failover {
   std::optional<FencingConfirmation> fencing{};
   std::optional<std::string> accept_data_loss{};  // the reason, when guards on lag are waived
   std::string last_reason{};                      // the reason of the latest transition
+  FailoverPlanRef plan{};
+  // Non-empty: the guard check just before promotion failed with this reason, and nothing
+  // is promoted until an approver re-approves (which checks the guards again) or someone
+  // aborts.
+  std::string promotion_hold{};
+  // Every guard evaluation, a JSON array of {point, at, results: [{guard, ok, reason}]},
+  // point one of proposal | approval | promotion.
+  std::string guard_checks_json = "[]";
+  // When the region losing ownership became unreachable, if it was at proposal: where the
+  // report's detection time starts. 0: not known (a planned move, or it was healthy).
+  UnixMillis detected_at = 0;
+  // The RPO at promotion: a JSON object {worst_lag_ms, tables: [{table, missing_commits,
+  // lag_ms, bound}], complete}.
+  std::string rpo_json = "{}";
+  std::optional<FailoverAck> ack{};
   UnixMillis created_at = 0;
   UnixMillis updated_at = 0;
   // Bumped by every persisted change; UpdateFailover compares it (optimistic concurrency).

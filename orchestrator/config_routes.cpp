@@ -1,0 +1,95 @@
+// The `failovers:` section: routes from (kind, from, to, scope) to a runbook file.
+//
+//   failovers:
+//     - name: us-east-to-eu
+//       kind: failover            # failover | switchover
+//       from: us-east-1           # or "*"
+//       to: eu-central-1
+//       scope: "owner:us-east-1"  # glob over the proposal's scope; default "*"
+//       runbook: runbooks/lab-failover.yaml
+//       params: {zone: lake.example.}
+//
+// The runbook file itself is read and validated when the daemon starts (and by `config
+// validate`), by the route table (orchestrator/failovers/route_table.h).
+
+#include <algorithm>
+
+#include "orchestrator/config_schema.h"
+
+namespace icewarden {
+namespace {
+
+const std::vector<std::string> kRouteKinds = {"failover", "switchover"};
+
+}  // namespace
+
+std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
+                                                    const std::vector<RegionConfig>& regions,
+                                                    const ConfigSources& sources) {
+  std::vector<FailoverRouteConfig> routes;
+  auto items = value.List();
+  if (!items) return routes;
+  for (const auto& item : *items) {
+    auto map = item.Map({"name", "kind", "from", "to", "scope", "runbook", "params"});
+    if (!map) continue;
+    FailoverRouteConfig route;
+    route.line = static_cast<int>(item.mark().line) + 1;
+    route.column = static_cast<int>(item.mark().column) + 1;
+    if (auto v = map->Require("name")) {
+      if (auto s = v->String()) {
+        if (s->empty()) v->Error("must not be empty");
+        bool taken = std::any_of(routes.begin(), routes.end(),
+                                 [&](const FailoverRouteConfig& r) { return r.name == *s; });
+        if (taken) v->Error("route '" + *s + "' is defined twice");
+        route.name = *s;
+      }
+    }
+    if (auto v = map->Get("kind")) {
+      if (auto k = v->OneOf(kRouteKinds)) route.kind = *k;
+    }
+    if (auto v = map->Get("from")) {
+      if (auto s = v->String()) {
+        if (*s != "*") CheckRegionName(*v, *s, regions);
+        route.from = *s;
+      }
+    }
+    if (auto v = map->Require("to")) {
+      if (auto s = v->String()) {
+        CheckRegionName(*v, *s, regions);
+        route.to = *s;
+      }
+    }
+    if (route.from == route.to && !route.to.empty()) {
+      map->Get("to")->Error("a route must move ownership to another region than 'from'");
+    }
+    if (auto v = map->Get("scope")) {
+      if (auto s = v->String()) {
+        if (s->empty()) v->Error("must not be empty; '*' matches every scope");
+        route.scope = *s;
+      }
+    }
+    if (auto v = map->Require("runbook")) {
+      if (auto s = v->String()) {
+        if (s->empty()) v->Error("must name a runbook file");
+        route.runbook = ResolvePath(sources, *s);
+      }
+    }
+    if (auto v = map->Get("params")) {
+      if (!v->node().IsMap()) {
+        v->Error("expected a mapping of runbook parameter names to values, got " + v->Describe());
+      } else {
+        for (const auto& kv : v->node()) {
+          if (!kv.second.IsScalar()) {
+            v->Error("'" + kv.first.Scalar() + "' must be a single value (a string or number)");
+            continue;
+          }
+          route.params.emplace_back(kv.first.Scalar(), kv.second.Scalar());
+        }
+      }
+    }
+    routes.push_back(std::move(route));
+  }
+  return routes;
+}
+
+}  // namespace icewarden
