@@ -8,10 +8,13 @@
 #include <optional>
 #include <tuple>
 
+#include "orchestrator/api_failovers.h"
 #include "orchestrator/api_json.h"
 #include "orchestrator/api_lag.h"
 #include "orchestrator/api_query.h"
 #include "orchestrator/auth.h"
+#include "orchestrator/failovers/failover_report.h"
+#include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/metrics_exposition.h"
 
@@ -67,12 +70,25 @@ Result<std::optional<std::string>> Filter(const QueryParams& query, std::string_
   return v;
 }
 
-// What a route handler is given: the checked query and, for ".../{id}" routes, the
-// decoded id.
+// What a route handler is given: the checked query, the decoded id of "{id}" routes, and
+// for commands the caller and the body.
 struct Call {
   const QueryParams& query;
   const std::string& id;
+  const Principal& principal;
+  const ApiRequest& request;
 };
+
+ActorKind ActorOf(Role role) {
+  switch (role) {
+    case Role::kAdmin:
+      return ActorKind::kAdmin;
+    case Role::kApprover:
+      return ActorKind::kApprover;
+    default:
+      return ActorKind::kOperator;
+  }
+}
 
 }  // namespace
 
@@ -109,7 +125,8 @@ class Api::Impl {
  private:
   using RouteFn = ApiResponse (Impl::*)(const Call&);
   struct Route {
-    std::string_view pattern;  // exact path, or a prefix followed by "{id}" (one segment)
+    std::string_view method;   // GET | POST
+    std::string_view pattern;  // exact path, or one "{id}" segment with a prefix and a suffix
     std::optional<Permission> permission;  // nullopt: no token needed
     std::vector<std::string_view> params;  // the query parameters it accepts
     RouteFn fn;
@@ -118,18 +135,38 @@ class Api::Impl {
   // The route table, read top to bottom.
   static const std::vector<Route>& Routes() {
     static const std::vector<Route> kRoutes = {
-        {"/healthz", std::nullopt, {}, &Impl::Healthz},
-        {"/readyz", std::nullopt, {}, &Impl::Readyz},
-        {"/metrics", std::nullopt, {}, &Impl::Metrics},
-        {"/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
-        {"/api/v1/ownership",
+        {"GET", "/healthz", std::nullopt, {}, &Impl::Healthz},
+        {"GET", "/readyz", std::nullopt, {}, &Impl::Readyz},
+        {"GET", "/metrics", std::nullopt, {}, &Impl::Metrics},
+        {"GET", "/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
+        {"GET",
+         "/api/v1/ownership",
          Permission::kReadOwnership,
          {"owner", "after", "limit"},
          &Impl::OwnershipList},
-        {"/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
-        {"/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
-        {"/api/v1/audit", Permission::kReadAudit, {"after_seq", "limit", "target"}, &Impl::Audit},
-        {"/api/v1/lag",
+        {"GET", "/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
+        {"POST", "/api/v1/failovers", Permission::kProposeFailover, {}, &Impl::Propose},
+        {"GET", "/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
+        {"GET", "/api/v1/failovers/{id}/report", Permission::kReadFailovers, {}, &Impl::Report},
+        {"POST",
+         "/api/v1/failovers/{id}/approve",
+         Permission::kApproveFailover,
+         {},
+         &Impl::Approve},
+        {"POST",
+         "/api/v1/failovers/{id}/fencing-confirmation",
+         Permission::kConfirmFencing,
+         {},
+         &Impl::ConfirmFencing},
+        {"POST", "/api/v1/failovers/{id}/abort", Permission::kAbortFailover, {}, &Impl::Abort},
+        {"POST", "/api/v1/failovers/{id}/ack", Permission::kAckFailover, {}, &Impl::Ack},
+        {"GET",
+         "/api/v1/audit",
+         Permission::kReadAudit,
+         {"after_seq", "limit", "target"},
+         &Impl::Audit},
+        {"GET",
+         "/api/v1/lag",
          Permission::kReadRegions,
          {"table", "region", "state", "after", "after_replica", "limit"},
          &Impl::Lag},
@@ -137,20 +174,35 @@ class Api::Impl {
     return kRoutes;
   }
 
-  // The route whose pattern matches `path`, with the raw id segment for "{id}" routes.
-  static const Route* Match(std::string_view path, std::string_view* id) {
+  // Whether `pattern` matches `path`, with the raw id segment for "{id}" patterns.
+  static bool PathMatches(std::string_view pattern, std::string_view path, std::string_view* id) {
     constexpr std::string_view kId = "{id}";
+    const auto at = pattern.find(kId);
+    if (at == std::string_view::npos) return path == pattern;
+    const std::string_view prefix = pattern.substr(0, at);
+    const std::string_view suffix = pattern.substr(at + kId.size());
+    if (path.size() <= prefix.size() + suffix.size()) return false;
+    if (!path.starts_with(prefix) || !path.ends_with(suffix)) return false;
+    const std::string_view rest =
+        path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (rest.empty() || rest.find('/') != std::string_view::npos) return false;
+    *id = rest;
+    return true;
+  }
+
+  // The route for `method` on `path`; nullptr with *allow listing the path's methods (empty:
+  // no route has the path).
+  static const Route* Match(std::string_view method, std::string_view path, std::string_view* id,
+                            std::string* allow) {
     for (const Route& r : Routes()) {
-      if (!r.pattern.ends_with(kId)) {
-        if (path == r.pattern) return &r;
-        continue;
+      std::string_view seg;
+      if (!PathMatches(r.pattern, path, &seg)) continue;
+      if (r.method == method) {
+        *id = seg;
+        return &r;
       }
-      const std::string_view prefix = r.pattern.substr(0, r.pattern.size() - kId.size());
-      if (!path.starts_with(prefix)) continue;
-      const std::string_view rest = path.substr(prefix.size());
-      if (rest.empty() || rest.find('/') != std::string_view::npos) continue;
-      *id = rest;
-      return &r;
+      if (allow->find(r.method) == std::string::npos)
+        *allow += (allow->empty() ? "" : ", ") + std::string(r.method);
     }
     return nullptr;
   }
@@ -168,34 +220,39 @@ class Api::Impl {
     }
     const SplitTarget target = SplitRequestTarget(req.target);
     std::string_view raw_id;
-    const Route* route = Match(target.path, &raw_id);
-    if (route == nullptr) {
-      return JsonErrorResponse(404, "not_found",
-                               "no route for " + std::string(target.path) +
-                                   "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
-                                   "/api/v1/failovers/{id}, /healthz, /readyz, /metrics");
+    std::string allow;
+    const Route* route = Match(req.method, target.path, &raw_id, &allow);
+    if (route == nullptr && allow.empty()) {
+      return JsonErrorResponse(
+          404, "not_found",
+          "no route for " + std::string(target.path) +
+              "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
+              "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
+              "/healthz, /readyz, /metrics");
     }
-    if (req.method != "GET") {
-      ApiResponse res = JsonErrorResponse(
-          405, "method_not_allowed",
-          "method " + req.method + " is not allowed on " + std::string(target.path) + "; use GET");
-      res.headers.emplace_back("Allow", "GET");
+    if (route == nullptr) {
+      ApiResponse res = JsonErrorResponse(405, "method_not_allowed",
+                                          "method " + req.method + " is not allowed on " +
+                                              std::string(target.path) + "; use " + allow);
+      res.headers.emplace_back("Allow", allow);
       return res;
     }
+    Principal principal;
     if (route->permission) {
-      if (auto denied = Authorize(req, *route->permission)) return *std::move(denied);
+      if (auto denied = Authorize(req, *route->permission, &principal)) return *std::move(denied);
     }
     auto query = QueryParams::Parse(target.query);
     if (!query.ok()) return BadRequest(query.status().message());
     if (Status s = query->OnlyAllowed(route->params); !s.ok()) return BadRequest(s.message());
     auto id = PercentDecode(raw_id, /*plus_is_space=*/false);
     if (!id.ok()) return BadRequest("bad id in path: " + id.status().message());
-    return (this->*(route->fn))(Call{*query, *id});
+    return (this->*(route->fn))(Call{*query, *id, principal, req});
   }
 
   // nullopt when the request carries a token whose role holds `permission`; otherwise the
   // 401 or 403 to send.
-  std::optional<ApiResponse> Authorize(const ApiRequest& req, Permission permission) const {
+  std::optional<ApiResponse> Authorize(const ApiRequest& req, Permission permission,
+                                       Principal* out) const {
     auto header = req.headers.find("authorization");
     if (header == req.headers.end()) {
       return Unauthorized("missing bearer token: send Authorization: Bearer TOKEN", false);
@@ -215,6 +272,7 @@ class Api::Impl {
                                    PermissionName(permission) + "; that needs the " +
                                    RolesAllowedTo(permission) + " role");
     }
+    *out = *principal;
     return std::nullopt;
   }
 
@@ -278,6 +336,7 @@ class Api::Impl {
 
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
+  void SetFailoverService(FailoverService* service) { failovers_ = service; }
 
  private:
   ApiResponse Regions(const Call&) {
@@ -349,7 +408,54 @@ class Api::Impl {
     json journal = json::array();
     for (const StepRecord& s : *steps) journal.push_back(StepJson(s));
     body["steps"] = std::move(journal);
+    if (failovers_ != nullptr && !IsTerminal((*failover)->phase))
+      body["plan_now"] = PlanNow(**failover);
     return JsonResponse(200, body);
+  }
+
+  // ---- Failover commands (api_failovers.h) ----
+
+  ApiResponse Command(const Call& call, FailoverCommand command) {
+    if (failovers_ == nullptr)
+      return JsonErrorResponse(503, "unavailable", "this daemon does not run failovers");
+    Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
+    return HandleFailoverCommand(*failovers_, command, caller, call.id, call.request.body);
+  }
+  ApiResponse Propose(const Call& c) { return Command(c, FailoverCommand::kPropose); }
+  ApiResponse Approve(const Call& c) { return Command(c, FailoverCommand::kApprove); }
+  ApiResponse ConfirmFencing(const Call& c) { return Command(c, FailoverCommand::kConfirmFencing); }
+  ApiResponse Abort(const Call& c) { return Command(c, FailoverCommand::kAbort); }
+  ApiResponse Ack(const Call& c) { return Command(c, FailoverCommand::kAck); }
+
+  // What an approver is shown: the plan the failover would run now, its hash, the tables and
+  // the guards as they stand.
+  json PlanNow(const Failover& f) {
+    json out = json::object();
+    const LoadedRoute* route = failovers_->RouteOf(f);
+    if (route == nullptr) {
+      out["error"] = "route '" + f.plan.route + "' is no longer in the config";
+      return out;
+    }
+    auto plan = failovers_->PlanOf(f, *route);
+    if (!plan.ok()) {
+      out["error"] = plan.status().message();
+    } else {
+      out["plan"] = plan->first;
+      out["plan_hash"] = plan->second;
+    }
+    auto guards = failovers_->CurrentGuards(f);
+    if (guards.ok()) out["guards"] = GuardResultsJson(*guards);
+    return out;
+  }
+
+  ApiResponse Report(const Call& call) {
+    auto report = BuildFailoverReport(store_, call.id);
+    if (!report.ok()) {
+      if (report.status().code() == StatusCode::kNotFound)
+        return JsonErrorResponse(404, "not_found", "no failover with id '" + call.id + "'");
+      return StoreError(report.status());
+    }
+    return JsonResponse(200, *report);
   }
 
   ApiResponse Audit(const Call& call) {
@@ -380,6 +486,7 @@ class Api::Impl {
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
   const LiveView* live_ = nullptr;          // set once before serving starts
+  FailoverService* failovers_ = nullptr;    // likewise
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -393,5 +500,7 @@ ApiResponse Api::Handle(const ApiRequest& request) { return impl_->Handle(reques
 void Api::CountResponse(int status) { impl_->CountResponse(status); }
 
 void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
+
+void Api::SetFailoverService(FailoverService* service) { impl_->SetFailoverService(service); }
 
 }  // namespace icewarden

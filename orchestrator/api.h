@@ -1,7 +1,7 @@
 // The HTTP API as a pure function: ApiRequest in, ApiResponse out. No sockets, no Boost:
 // http_server.h does the I/O and calls Api::Handle, and the tests call it directly.
 //
-// Routes (all GET; JSON unless noted):
+// Routes (GET unless noted; JSON unless noted):
 //   /healthz                  200 {"status":"ok"}, no token
 //   /readyz                   200 {"status":"ready"} / 503 {"status":"not_ready"}, no token
 //   /metrics                  Prometheus text 0.0.4 (metrics_exposition.h), no token
@@ -10,6 +10,9 @@
 //                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
 //   /api/v1/failovers         ?limit=1..1000 (100), newest first        read_failovers
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
+//   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
+//   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:
+//                             the failover commands (api_failovers.h)
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
 //   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
@@ -41,6 +44,7 @@
 
 namespace icewarden {
 
+class FailoverService;
 class LiveView;
 
 struct ApiRequest {
@@ -83,6 +87,10 @@ class Api {
   // Where observations live (lag, probe rounds). Optional: without it /api/v1/lag answers
   // 503 and /metrics has no lag families. `live` must outlive the Api.
   void SetLiveView(const LiveView* live);
+
+  // Where the failover commands go (POST routes, api_failovers.h). Optional: without it they
+  // answer 503. `service` must outlive the Api.
+  void SetFailoverService(FailoverService* service);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

@@ -24,13 +24,17 @@ json EmbeddedJson(const std::string& text) {
 }
 
 json ApprovalJson(const Approval& a) {
-  json j{{"by", a.by}, {"reason", a.reason}};
+  json j{{"by", a.by}, {"reason", a.reason}, {"plan_hash", NullIfEmpty(a.plan_hash)}};
   PutTime(j, "at", a.at);
+  PutTime(j, "expires_at", a.expires_at);
   return j;
 }
 
 json FencingJson(const FencingConfirmation& f) {
-  json j{{"kind", FencingKindName(f.kind)}, {"by", f.by}, {"reason", f.reason}};
+  json j{{"kind", FencingKindName(f.kind)},
+         {"by", f.by},
+         {"reason", f.reason},
+         {"evidence", EmbeddedJson(f.evidence_json)}};
   PutTime(j, "at", f.at);
   return j;
 }
@@ -76,7 +80,22 @@ json FailoverJson(const Failover& f) {
          {"fencing", f.fencing ? FencingJson(*f.fencing) : json(nullptr)},
          {"accept_data_loss", f.accept_data_loss ? json(*f.accept_data_loss) : json(nullptr)},
          {"last_reason", f.last_reason},
+         {"plan",
+          {{"route", NullIfEmpty(f.plan.route)},
+           {"runbook_hash", NullIfEmpty(f.plan.runbook_hash)},
+           {"plan_hash", NullIfEmpty(f.plan.plan_hash)},
+           {"params", EmbeddedJson(f.plan.params_json)}}},
+         {"promotion_hold", NullIfEmpty(f.promotion_hold)},
+         {"guard_checks", EmbeddedJson(f.guard_checks_json)},
+         {"rpo", EmbeddedJson(f.rpo_json)},
          {"version", f.version}};
+  if (f.ack) {
+    j["ack"] = {{"by", f.ack->by}, {"comment", f.ack->comment}};
+    PutTime(j["ack"], "at", f.ack->at);
+  } else {
+    j["ack"] = nullptr;
+  }
+  PutTime(j, "detected_at", f.detected_at);
   PutTime(j, "created_at", f.created_at);
   PutTime(j, "updated_at", f.updated_at);
   return j;

@@ -9,7 +9,8 @@ namespace icewarden {
 namespace {
 
 // Who may do what. Read top to bottom; a new permission is a new row.
-//   operator: proposes and aborts failovers; approver: approves; admin: everything.
+//   operator: proposes, aborts and acknowledges failovers; approver: approves and confirms
+//   fencing; admin: everything.
 //   The audit log is not for viewers: it records who approved what, from where.
 struct Grant {
   Permission permission;
@@ -30,6 +31,8 @@ constexpr Grant kGrants[] = {
     {Permission::kProposeFailover, "propose_failover", false, true,    false,   true},
     {Permission::kApproveFailover, "approve_failover", false, false,   true,    true},
     {Permission::kAbortFailover,   "abort_failover",   false, true,    false,   true},
+    {Permission::kConfirmFencing,  "confirm_fencing",  false, false,   true,    true},
+    {Permission::kAckFailover,     "ack_failover",     false, true,    false,   true},
 };
 // clang-format on
 

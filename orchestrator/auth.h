@@ -26,6 +26,8 @@ enum class Permission {
   kProposeFailover,
   kApproveFailover,
   kAbortFailover,
+  kConfirmFencing,  // an operator's word that the old owner stopped writing
+  kAckFailover,
 };
 
 // "read_audit": for error messages and logs.

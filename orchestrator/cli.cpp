@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "orchestrator/cli_client.h"
+#include "orchestrator/cli_failover.h"
 #include "orchestrator/cli_runbook.h"
 #include "orchestrator/serve.h"
 
@@ -88,7 +89,8 @@ int RunCli(int argc, char** argv) {
                                                  : kExitUsage;
   });
 
-  auto* failover = app.add_subcommand("failover", "inspect failovers");
+  auto* failover =
+      app.add_subcommand("failover", "propose, approve, fence, watch and inspect failovers");
   failover->require_subcommand(1);
   int failover_limit = 50;
   auto* failover_list = failover->add_subcommand("list", "failovers, newest first");
@@ -108,6 +110,79 @@ int RunCli(int argc, char** argv) {
     exit_code =
         ResolveToken(client, token_file) ? CmdFailoverShow(client, failover_id) : kExitUsage;
   });
+
+  // State-changing commands: they show what will change and ask, unless --yes.
+  bool yes = false;
+  auto with_token = [&](auto fn) {
+    return [&, fn] { exit_code = ResolveToken(client, token_file) ? fn() : kExitUsage; };
+  };
+  ProposeOptions propose;
+  auto* failover_propose = failover->add_subcommand(
+      "propose", "propose moving write ownership of a scope to another region");
+  AddClientOptions(failover_propose, client, token_file);
+  failover_propose->add_option("--to", propose.to, "region to gain ownership")->required();
+  failover_propose->add_option("--scope", propose.scope, "owner:REGION, namespace:P or tables:A,B")
+      ->required();
+  failover_propose->add_option("--reason", propose.reason, "why, for the audit log")->required();
+  failover_propose->add_option("--from", propose.from,
+                               "region losing ownership (default: the scope's owner)");
+  failover_propose->add_option("--kind", propose.kind, "failover or switchover")
+      ->check(CLI::IsMember({"failover", "switchover"}))
+      ->capture_default_str();
+  failover_propose->add_flag("--dry-run", propose.dry_run,
+                             "show the plan and the guards; create nothing");
+  failover_propose->add_flag("--yes,-y", yes, "do not ask for confirmation");
+  failover_propose->callback(with_token([&] { return CmdFailoverPropose(client, propose, yes); }));
+
+  ApproveOptions approve;
+  auto* failover_approve =
+      failover->add_subcommand("approve", "approve a proposed failover's plan");
+  AddClientOptions(failover_approve, client, token_file);
+  failover_approve->add_option("id", failover_id, "failover id")->required();
+  failover_approve->add_option("--reason", approve.reason, "why, for the audit log");
+  failover_approve->add_option("--accept-data-loss", approve.accept_data_loss,
+                               "REASON: promote even if tables lag past max_staleness");
+  failover_approve->add_option("--override-cooldown", approve.cooldown_override,
+                               "REASON (admin): approve inside the cooldown");
+  failover_approve->add_option("--force-candidate", approve.force_candidate,
+                               "REASON: promote although another region is further ahead");
+  failover_approve->add_flag("--yes,-y", yes, "do not ask for confirmation");
+  failover_approve->callback(
+      with_token([&] { return CmdFailoverApprove(client, failover_id, approve, yes); }));
+
+  std::string text;
+  for (auto [name, kind, help, field] :
+       {std::tuple{"confirm-fencing", "fencing-confirmation",
+                   "confirm that the old owner has stopped writing (approver)", "--reason"},
+        std::tuple{"abort", "abort", "stop a failover before it promotes", "--reason"},
+        std::tuple{"ack", "ack", "acknowledge a finished failover; lifts its cooldown",
+                   "--comment"}}) {
+    auto* cmd = failover->add_subcommand(name, help);
+    AddClientOptions(cmd, client, token_file);
+    cmd->add_option("id", failover_id, "failover id")->required();
+    cmd->add_option(field, text, "why, for the audit log")->required();
+    cmd->add_flag("--yes,-y", yes, "do not ask for confirmation");
+    cmd->callback(with_token([&, kind = std::string(kind)] {
+      return CmdFailoverSimple(client, failover_id, kind, text, yes);
+    }));
+  }
+
+  auto* failover_report =
+      failover->add_subcommand("report", "timeline, RTO, RPO, evidence and steps");
+  AddClientOptions(failover_report, client, token_file);
+  failover_report->add_option("id", failover_id, "failover id")->required();
+  failover_report->callback(with_token([&] { return CmdFailoverReport(client, failover_id); }));
+
+  int watch_timeout = 0;
+  auto* failover_watch = failover->add_subcommand(
+      "watch", "follow phases and steps until the failover ends (exit 0 completed, 1 otherwise)");
+  AddClientOptions(failover_watch, client, token_file);
+  failover_watch->add_option("id", failover_id, "failover id")->required();
+  failover_watch
+      ->add_option("--timeout", watch_timeout, "give up after this many seconds (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  failover_watch->callback(
+      with_token([&] { return CmdFailoverWatch(client, failover_id, watch_timeout, 500); }));
 
   LagOptions lag_filter;
   auto* lag = app.add_subcommand("lag", "replication lag and divergence per table and replica");

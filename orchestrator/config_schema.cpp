@@ -125,9 +125,9 @@ StateConfig ReadState(const YamlValue& value) {
 
 PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
   PolicyConfig policies;
-  auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
-                        "probe", "lag_interval", "retention_margin", "approval_ttl",
-                        "unreachable_for"});
+  auto map =
+      value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval", "probe",
+                 "lag_interval", "retention_margin", "approval_ttl", "unreachable_for"});
   if (!map) return policies;
   ReadWithin(*map, "max_staleness", &policies.max_staleness, 0ms, kMaxPolicyDuration);
   // A lag round lists and loads every table of every catalog: not in a tight loop.
@@ -231,7 +231,8 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   config.state.path = ResolvePath(sources, config.state.path);
   if (auto v = map->Require("regions")) config.regions = ReadRegions(*v, default_probe, sources);
   if (auto v = map->Require("ownership")) config.ownership = ReadOwnership(*v, config.regions);
-  if (auto v = map->Get("failovers")) config.failovers = ReadFailoverRoutes(*v, config.regions, sources);
+  if (auto v = map->Get("failovers"))
+    config.failovers = ReadFailoverRoutes(*v, config.regions, sources);
   return config;
 }
 

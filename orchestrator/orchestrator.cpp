@@ -60,8 +60,9 @@ FailoverPolicy Orchestrator::Policy() const {
 
 Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
                                                        const FailoverInput& input,
-                                                       const std::string& source) {
-  return ApplyAndRecordFailoverEvent(store_, id, input, Policy(), clock_->Now(), source);
+                                                       const std::string& source,
+                                                       const std::function<void(Failover&)>& amend) {
+  return ApplyAndRecordFailoverEvent(store_, id, input, Policy(), clock_->Now(), source, amend);
 }
 
 Status Orchestrator::RecordRegionHealth(const HealthDecision& decision, const std::string& source) {

@@ -6,6 +6,7 @@
 // (which serialises itself) and the read-only config.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,8 +43,10 @@ class Orchestrator final : public FailoverTransitions {
   // persisted (compare-and-set on the failover's version, with its audit event) and only
   // then returned. A refused event is audited too and returned with accepted == false;
   // kNotFound for an unknown id, kConflict if the failover changed concurrently.
+  // `amend` records fields the machine does not decide in the same write.
   Result<FailoverDecision> ApplyToFailover(const std::string& id, const FailoverInput& input,
-                                           const std::string& source);
+                                           const std::string& source,
+                                           const std::function<void(Failover&)>& amend = {});
 
   // Persists a region's health change that the HealthTracker decided (health/), with its
   // audit event, before anything acts on it. Only changes come here: counters between

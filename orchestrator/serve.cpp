@@ -7,21 +7,56 @@
 #include <filesystem>
 #include <iostream>
 
+#include "actions/action.h"
 #include "orchestrator/api.h"
+#include "orchestrator/catalog_options.h"
 #include "orchestrator/catalog_watch.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/config.h"
+#include "orchestrator/failovers/failover_runner.h"
+#include "orchestrator/failovers/failover_service.h"
+#include "orchestrator/failovers/route_table.h"
 #include "orchestrator/http_server.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
+#include "state/state_store.h"
 
 namespace icewarden {
 namespace {
 
 void PrintErrors(const std::vector<ConfigError>& errors) {
   for (const auto& e : errors) std::cerr << e.ToString() << '\n';
+}
+
+// Every action kind, with what running them needs from the daemon.
+Status BuildActions(const Config& config, StateStore* store, std::shared_ptr<Clock> clock,
+                    ActionRegistry* registry) {
+  ActionEnv env;
+  env.clock = std::move(clock);
+  env.store = store;
+  env.catalog = [&config](const std::string& region) -> std::optional<CatalogClientOptions> {
+    const RegionConfig* rc = config.FindRegion(region);
+    if (rc == nullptr) return std::nullopt;
+    return CatalogOptionsFor(*rc);
+  };
+  if (store != nullptr) {
+    env.region_health = [store](const std::string& region) -> std::optional<Region> {
+      auto r = store->GetRegion(region);
+      if (!r.ok()) return std::nullopt;
+      return *r;
+    };
+  }
+  return registerBuiltinActions(*registry, env);
+}
+
+// The routes' runbooks, read and validated; errors printed as FILE:LINE:COL.
+std::optional<RouteTable> LoadRoutes(const Config& config, const ActionRegistry& actions) {
+  std::vector<std::string> errors;
+  auto routes = RouteTable::Load(config, actions, &errors);
+  for (const auto& e : errors) std::cerr << e << '\n';
+  return routes;
 }
 
 }  // namespace
@@ -35,8 +70,15 @@ int CmdConfigValidate(const std::string& path) {
     return kExitUsage;
   }
   const Config& c = *load.config;
+  ActionRegistry actions;
+  if (Status s = BuildActions(c, nullptr, SystemClock(), &actions); !s.ok()) {
+    std::cerr << "icewarden: " << s.message() << '\n';
+    return kExitFailed;
+  }
+  if (!LoadRoutes(c, actions)) return kExitUsage;
   std::cout << path << ": ok (" << c.regions.size() << " regions, " << c.ownership.rules.size()
-            << " ownership rules, " << c.api.tokens.size() << " API tokens)\n";
+            << " ownership rules, " << c.api.tokens.size() << " API tokens, " << c.failovers.size()
+            << " failover routes)\n";
   return kExitOk;
 }
 
@@ -75,6 +117,14 @@ int CmdServe(const ServeOptions& options) {
   }
   for (const auto& d : *started) spdlog::info("{}", d.reason);
 
+  ActionRegistry actions;
+  if (Status s = BuildActions(config, store->get(), clock, &actions); !s.ok()) {
+    spdlog::error("{}", s.ToString());
+    return kExitFailed;
+  }
+  auto routes = LoadRoutes(config, actions);
+  if (!routes) return kExitUsage;
+
   LiveView live;
   auto watch = CatalogWatch::Create(config, **store, orchestrator, clock, live);
   if (!watch.ok()) {
@@ -82,9 +132,34 @@ int CmdServe(const ServeOptions& options) {
     return kExitUsage;
   }
 
+  FailoverRunner* runner_ptr = nullptr;
+  FailoverServiceDeps service_deps;
+  service_deps.config = &config;
+  service_deps.routes = &*routes;
+  service_deps.store = store->get();
+  service_deps.orchestrator = &orchestrator;
+  service_deps.live = &live;
+  service_deps.clock = clock;
+  service_deps.actions = &actions;
+  service_deps.env = ProcessEnv;
+  service_deps.wake = [&runner_ptr](const std::string& id) {
+    if (runner_ptr != nullptr) runner_ptr->Wake(id);
+  };
+  FailoverService failovers(service_deps);
+  FailoverRunnerDeps runner_deps;
+  runner_deps.store = store->get();
+  runner_deps.orchestrator = &orchestrator;
+  runner_deps.service = &failovers;
+  runner_deps.actions = &actions;
+  runner_deps.clock = clock;
+  runner_deps.log = [](const std::string& line) { spdlog::info("{}", line); };
+  FailoverRunner runner(runner_deps);
+  runner_ptr = &runner;
+
   std::atomic<bool> ready{false};
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });
   api.SetLiveView(&live);
+  api.SetFailoverService(&failovers);
   http->on_server_response = [&api](int status) { api.CountResponse(status); };
   HttpServer server(*http, [&api](const ApiRequest& request) { return api.Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {
@@ -92,14 +167,17 @@ int CmdServe(const ServeOptions& options) {
     return kExitFailed;
   }
   (*watch)->Start();
+  runner.Start();  // resumes every active failover from its journal
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
   std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
             << config.state.path << ")" << std::endl;
   server.Run();
   ready = false;
+  // Steps in flight finish (or time out) and are journaled; nothing new starts.
+  runner.Stop();
   (*watch)->Stop();
-  spdlog::info("stopped: signal received, in-flight requests finished");
+  spdlog::info("stopped: signal received, in-flight requests and steps finished");
   return kExitOk;
 }
 

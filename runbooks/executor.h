@@ -8,6 +8,10 @@
 //                 accepts evidence, confirm fencing (kEvidenceSteps); otherwise stop and wait
 //                 for an operator's confirmation. A fence failure never leads to promotion.
 //   fenced     -> begin_promotion (the machine refuses it without approval and fencing)
+//
+// Stopping: with ExecutorOptions::stop_requested, Drive checks before every step and after
+// every backoff and returns kUnavailable once it is true; the step in flight finishes or
+// times out first, and its outcome is journaled.
 //   promoting  -> run the promote steps, then promoted
 //   verifying  -> run the verify steps, then verified (completed)
 //   failed     -> begin_compensation
@@ -89,6 +93,9 @@ struct ExecutorOptions {
   // Waits between attempts. Empty: std::this_thread::sleep_for.
   std::function<void(std::chrono::milliseconds)> sleep{};
   std::uint64_t jitter_seed = 0;  // 0: from std::random_device
+  // Asked before every step and after every backoff; once true, Drive returns kUnavailable
+  // ("stopping") without starting anything more. Empty: never.
+  std::function<bool()> stop_requested{};
 };
 
 // What happened to one step (or one undo) during a Drive, or what the journal says of it.
@@ -134,6 +141,12 @@ class RunbookExecutor {
   friend class ExecutorRun;
   std::chrono::milliseconds Backoff(const StepRetry& retry, int failed_attempts);
   void Sleep(std::chrono::milliseconds d);
+  bool StopRequested() const { return options_.stop_requested && options_.stop_requested(); }
+  static Status StoppedStatus() {
+    return Status::Unavailable(
+        "stopping: the daemon is shutting down; a restart resumes from "
+        "the journal");
+  }
 
   StateStore& store_;
   const ActionRegistry& actions_;

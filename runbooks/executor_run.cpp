@@ -285,6 +285,7 @@ Result<StepRecord> ExecutorRun::RunJob(const StepJob& job) {
                    "; retrying in " + std::to_string(wait.count()) + "ms";
       if (Status s = Journal(rec); !s.ok()) return s;
       ex_.Sleep(wait);
+      if (ex_.StopRequested()) return ex_.StoppedStatus();
       continue;
     }
     rec.state = StepState::kFailed;
@@ -331,6 +332,9 @@ Result<SectionOutcome> ExecutorRun::RunSection(RunbookSection section, bool watc
     if (!steps[i].parallel_group.empty()) {
       while (end < steps.size() && steps[end].parallel_group == steps[i].parallel_group) ++end;
     }
+    // Between steps, never inside one: a step in flight finishes (or times out) and is
+    // journaled before the daemon stops, and a restart resumes from the journal.
+    if (ex_.StopRequested()) return ex_.StoppedStatus();
     if (watch_phase) {
       Result<std::optional<Failover>> fresh = ex_.store_.GetFailover(failover_.id);
       if (!fresh.ok()) return fresh.status();

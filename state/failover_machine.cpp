@@ -72,9 +72,10 @@ bool ForCurrentPlan(const Failover& f, const Approval& a) {
 // and not expired. Expiry bounds how long a first approval waits for a second one; it
 // never stops a failover that has started.
 int LiveApprovals(const Failover& f, UnixMillis now) {
-  return static_cast<int>(std::count_if(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
-    return ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
-  }));
+  return static_cast<int>(
+      std::count_if(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
+        return ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
+      }));
 }
 
 int PlanApprovals(const Failover& f) {

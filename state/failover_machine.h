@@ -50,7 +50,7 @@ struct FailoverInput {
   std::string actor{};   // identity: token name, "executor", "webhook:alertmanager"
   std::string reason{};  // required for approve, abort and operator fencing confirmations
   FencingKind fencing_kind = FencingKind::kOperator;  // for kConfirmFencing
-  std::string evidence_json{};  // for kConfirmFencing: what was observed (a JSON object)
+  std::string evidence_json{};         // for kConfirmFencing: what was observed (a JSON object)
   UnixMillis approval_expires_at = 0;  // for kApprove: 0 never expires
   UnixMillis at = 0;
 };

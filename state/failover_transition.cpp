@@ -10,7 +10,8 @@ namespace icewarden {
 Result<FailoverDecision> ApplyAndRecordFailoverEvent(StateStore& store, const std::string& id,
                                                      const FailoverInput& input,
                                                      const FailoverPolicy& policy, UnixMillis now,
-                                                     const std::string& source) {
+                                                     const std::string& source,
+                                                     const FailoverAmendment& amend) {
   auto found = store.GetFailover(id);
   if (!found.ok()) return found.status();
   if (!found->has_value()) return Status::NotFound("no failover " + id);
@@ -35,6 +36,11 @@ Result<FailoverDecision> ApplyAndRecordFailoverEvent(StateStore& store, const st
   if (!decision.accepted) {
     if (Status s = store.AppendAudit(why); !s.ok()) return s;
     return decision;
+  }
+  if (amend) {
+    const FailoverPhase phase = decision.next.phase;
+    amend(decision.next);
+    decision.next.phase = phase;
   }
   if (Status s = store.UpdateFailover(decision.next, current.version, why); !s.ok()) return s;
   decision.next.version = current.version + 1;

@@ -6,6 +6,7 @@
 // Thread-safety: as the store.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "state/failover_machine.h"
@@ -15,11 +16,17 @@ namespace icewarden {
 
 class StateStore;
 
+// What the caller records with an accepted transition, in the same write: fields the
+// machine does not decide (guard results, the RPO at promotion, accept_data_loss). It must
+// not change the phase, approvals or fencing.
+using FailoverAmendment = std::function<void(Failover& next)>;
+
 // kNotFound for an unknown id, kConflict if the failover changed concurrently. `now` stamps
 // an input without a time.
 Result<FailoverDecision> ApplyAndRecordFailoverEvent(StateStore& store, const std::string& id,
                                                      const FailoverInput& input,
                                                      const FailoverPolicy& policy, UnixMillis now,
-                                                     const std::string& source);
+                                                     const std::string& source,
+                                                     const FailoverAmendment& amend = {});
 
 }  // namespace icewarden

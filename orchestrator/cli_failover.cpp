@@ -1,0 +1,211 @@
+#include "orchestrator/cli_failover.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "orchestrator/cli.h"
+#include "orchestrator/cli_http.h"
+#include "orchestrator/failovers/failover_report.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+std::string S(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+// The question on a terminal; exit 2 without one unless --yes.
+int Confirm(const std::string& question, bool yes) {
+  if (yes) return kExitOk;
+  if (!isatty(STDIN_FILENO)) {
+    std::cerr << "icewarden: refusing to change state without confirmation: stdin is not a "
+                 "terminal; pass --yes to confirm\n";
+    return kExitUsage;
+  }
+  std::cout << question << " [y/N] " << std::flush;
+  std::string answer;
+  std::getline(std::cin, answer);
+  if (answer == "y" || answer == "Y" || answer == "yes") return kExitOk;
+  std::cerr << "icewarden: not confirmed; nothing changed\n";
+  return kExitFailed;
+}
+
+void PrintGuards(const json& guards) {
+  for (const json& g : guards) {
+    const char* mark = g.value("ok", false)       ? "ok    "
+                       : g.value("waived", false) ? "waived"
+                                                  : "FAILED";
+    std::cout << "  " << mark << " " << S(g, "guard") << ": " << S(g, "reason") << "\n";
+  }
+}
+
+void PrintPlan(const json& plan) {
+  for (const json& step : plan.value("steps", json::array()))
+    std::cout << "  " << step.value("number", 0) << ". [" << S(step, "section") << "] "
+              << S(step, "id") << " (" << S(step, "action") << "): " << S(step, "plan") << "\n";
+}
+
+void PrintChange(const json& plan_body, const std::string& from, const std::string& to,
+                 const std::string& scope) {
+  std::cout << "Moves write ownership of " << S(plan_body, "tables") << " tables (scope " << scope
+            << ") from " << from << " to " << to << "\n";
+  if (plan_body.contains("plan_hash")) std::cout << "Plan " << S(plan_body, "plan_hash") << "\n";
+  if (plan_body.contains("plan")) {
+    std::cout << "Runbook " << S(plan_body["plan"], "runbook") << " steps:\n";
+    PrintPlan(plan_body["plan"]);
+  }
+  std::cout << "Guards now (the rpo guard is the RPO estimate):\n";
+  PrintGuards(plan_body.value("guards", json::array()));
+}
+
+void PrintRefusal(const ApiAnswer& a) {
+  if (!a.body.is_object()) return;
+  if (a.body.contains("guards")) {
+    std::cerr << "guards:\n";
+    for (const json& g : a.body["guards"])
+      if (!g.value("ok", false))
+        std::cerr << "  " << (g.value("waived", false) ? "waived" : "FAILED") << " "
+                  << S(g, "guard") << ": " << S(g, "reason") << "\n";
+  }
+  if (a.body.contains("allowed_events"))
+    std::cerr << "in phase " << S(a.body, "phase")
+              << " it takes: " << a.body["allowed_events"].dump() << "\n";
+}
+
+}  // namespace
+
+int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes) {
+  json req = {
+      {"kind", p.kind}, {"to", p.to}, {"scope", p.scope}, {"reason", p.reason}, {"dry_run", true}};
+  if (!p.from.empty()) req["from"] = p.from;
+  ApiAnswer dry = CallApi(o, "POST", "/api/v1/failovers", req.dump());
+  if (dry.exit_code != kExitOk) {
+    PrintRefusal(dry);
+    return dry.exit_code;
+  }
+  const json& plan = dry.body.value("plan", json::object());
+  if (o.output == "json" && p.dry_run) {
+    std::cout << dry.body.dump(2) << "\n";
+    return kExitOk;
+  }
+  PrintChange(dry.body, S(plan.value("failover", json::object()), "from"), p.to, p.scope);
+  if (p.dry_run) return kExitOk;
+  if (int rc = Confirm("Propose this " + p.kind + "?", yes); rc != kExitOk) return rc;
+  req["dry_run"] = false;
+  ApiAnswer made = CallApi(o, "POST", "/api/v1/failovers", req.dump());
+  if (made.exit_code != kExitOk) {
+    PrintRefusal(made);
+    return made.exit_code;
+  }
+  if (o.output == "json") {
+    std::cout << made.body.dump(2) << "\n";
+  } else {
+    std::cout << "Proposed " << S(made.body["failover"], "id") << ": " << S(made.body, "decision")
+              << "\n";
+    std::cout << "An approver approves it with: icewarden failover approve "
+              << S(made.body["failover"], "id") << "\n";
+  }
+  return kExitOk;
+}
+
+int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const ApproveOptions& a,
+                       bool yes) {
+  ApiAnswer shown = CallApi(o, "GET", "/api/v1/failovers/" + id);
+  if (shown.exit_code != kExitOk) return shown.exit_code;
+  const json& f = shown.body;
+  const json& now = f.value("plan_now", json::object());
+  std::cout << "Approve " << id << ": " << S(f, "kind") << " of " << S(f, "scope") << " from "
+            << S(f, "from") << " to " << S(f, "to") << " (" << S(f, "phase") << ")\n";
+  if (f.value("promotion_hold", json()).is_string())
+    std::cout << "Held before promotion: " << S(f, "promotion_hold") << "\n";
+  PrintChange(now, S(f, "from"), S(f, "to"), S(f, "scope"));
+  std::string plan_hash = S(now, "plan_hash");
+  if (plan_hash == "-") plan_hash = S(f.value("plan", json::object()), "plan_hash");
+  if (int rc = Confirm("Approve plan " + plan_hash + "?", yes); rc != kExitOk) return rc;
+  json req = {{"plan_hash", plan_hash}, {"reason", a.reason}};
+  if (!a.accept_data_loss.empty()) req["accept_data_loss"] = a.accept_data_loss;
+  if (!a.cooldown_override.empty()) req["cooldown_override"] = a.cooldown_override;
+  if (!a.force_candidate.empty()) req["force_candidate"] = a.force_candidate;
+  ApiAnswer done = CallApi(o, "POST", "/api/v1/failovers/" + id + "/approve", req.dump());
+  if (done.exit_code != kExitOk) {
+    PrintRefusal(done);
+    return done.exit_code;
+  }
+  std::cout << S(done.body, "decision") << "\n";
+  return kExitOk;
+}
+
+int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::string& kind,
+                      const std::string& text, bool yes) {
+  ApiAnswer shown = CallApi(o, "GET", "/api/v1/failovers/" + id);
+  if (shown.exit_code != kExitOk) return shown.exit_code;
+  const json& f = shown.body;
+  const std::string verb = kind == "fencing-confirmation" ? "Confirm that " + S(f, "from") +
+                                                                " has stopped writing the scope of"
+                           : kind == "abort" ? "Abort"
+                                             : "Acknowledge";
+  std::cout << verb << " " << id << " (" << S(f, "kind") << " of " << S(f, "scope") << " from "
+            << S(f, "from") << " to " << S(f, "to") << ", now " << S(f, "phase") << ")\n";
+  if (int rc = Confirm("Go ahead?", yes); rc != kExitOk) return rc;
+  json req = {{kind == "ack" ? "comment" : "reason", text}};
+  ApiAnswer done = CallApi(o, "POST", "/api/v1/failovers/" + id + "/" + kind, req.dump());
+  if (done.exit_code != kExitOk) {
+    PrintRefusal(done);
+    return done.exit_code;
+  }
+  std::cout << S(done.body, "decision") << "\n";
+  return kExitOk;
+}
+
+int CmdFailoverReport(const ClientOptions& o, const std::string& id) {
+  ApiAnswer r = CallApi(o, "GET", "/api/v1/failovers/" + id + "/report");
+  if (r.exit_code != kExitOk) return r.exit_code;
+  if (o.output == "json") {
+    std::cout << r.body.dump(2) << "\n";
+  } else {
+    std::cout << RenderFailoverReportText(r.body);
+  }
+  return kExitOk;
+}
+
+int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_seconds,
+                     int poll_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  std::string phase;
+  std::map<std::string, std::string> steps;  // step -> "state attempt"
+  for (;;) {
+    ApiAnswer a = CallApi(o, "GET", "/api/v1/failovers/" + id);
+    if (a.exit_code != kExitOk) return a.exit_code;
+    const json& f = a.body;
+    if (S(f, "phase") != phase) {
+      phase = S(f, "phase");
+      std::cout << "phase " << phase << ": " << S(f, "last_reason") << std::endl;
+    }
+    for (const json& s : f.value("steps", json::array())) {
+      const std::string key = S(s, "step_id");
+      const std::string now = S(s, "state") + " (attempt " + S(s, "attempt") + ")";
+      if (steps[key] == now) continue;
+      steps[key] = now;
+      std::cout << "  step " << S(s, "section") << "/" << key << " " << S(s, "action") << ": "
+                << now << " " << S(s, "reason") << std::endl;
+    }
+    if (phase == "completed") return kExitOk;
+    if (phase == "aborted" || phase == "rolled_back" || phase == "needs_attention")
+      return kExitFailed;
+    if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
+      std::cerr << "icewarden: " << id << " is still " << phase << " after " << timeout_seconds
+                << "s\n";
+      return kExitFailed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+}
+
+}  // namespace icewarden

@@ -1,0 +1,38 @@
+// The CLI's failover commands: propose, approve, confirm-fencing, abort, ack, report, watch.
+//
+// A command that changes state first shows what will change (the tables, from -> to, the
+// runbook's steps, the guards as they stand, the RPO estimate) and asks for confirmation on
+// a terminal; --yes skips the question; without a terminal and without --yes it refuses
+// with exit 2, so a script never changes state by accident.
+#pragma once
+
+#include <string>
+
+#include "orchestrator/cli_client.h"
+
+namespace icewarden {
+
+struct ProposeOptions {
+  std::string kind = "failover";
+  std::string to, scope, from, reason;
+  bool dry_run = false;
+};
+
+struct ApproveOptions {
+  std::string reason, accept_data_loss, cooldown_override, force_candidate;
+};
+
+// `yes`: skip the confirmation. `ask`: reads the answer (tests); empty: the terminal.
+int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes);
+int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const ApproveOptions& a,
+                       bool yes);
+// kind: "fencing-confirmation" | "abort" | "ack"; text: the reason (or the comment).
+int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::string& kind,
+                      const std::string& text, bool yes);
+int CmdFailoverReport(const ClientOptions& o, const std::string& id);
+// Prints phase and step changes until the failover ends: 0 completed, 1 otherwise.
+// timeout_seconds 0: no limit.
+int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_seconds,
+                     int poll_ms);
+
+}  // namespace icewarden

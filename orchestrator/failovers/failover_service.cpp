@@ -1,0 +1,597 @@
+#include "orchestrator/failovers/failover_service.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "actions/action.h"
+#include "actions/catalog_scope.h"
+#include "health/lag_monitor.h"
+#include "orchestrator/api_json.h"
+#include "orchestrator/config.h"
+#include "orchestrator/failovers/route_table.h"
+#include "orchestrator/live_view.h"
+#include "orchestrator/orchestrator.h"
+#include "runbooks/plan.h"
+#include "state/clock.h"
+#include "state/json_text.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+// Reasons and comments are for people; a bound keeps the audit log and reports readable.
+constexpr std::size_t kMaxReasonBytes = 4096;
+// Failovers considered for the cooldown and overlap guards.
+constexpr std::size_t kRecentFailovers = 200;
+// Tables a scope may hold: a bound on what one proposal reads from the store.
+constexpr std::size_t kMaxScopeTables = 1'000'000;
+
+Status CheckReason(const std::string& what, const std::string& reason, bool required) {
+  if (required && reason.empty()) return Status::InvalidArgument(what + " needs a reason");
+  if (reason.size() > kMaxReasonBytes)
+    return Status::InvalidArgument(what + ": the reason is longer than " +
+                                   std::to_string(kMaxReasonBytes) + " bytes");
+  return Status::Ok();
+}
+
+std::string NewFailoverId(UnixMillis now) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string day = FormatUnixMillis(now).substr(0, 10);  // 2026-12-01
+  day.erase(std::remove(day.begin(), day.end(), '-'), day.end());
+  static constexpr char kAlphabet[] = "0123456789abcdefghjkmnpqrstvwxyz";
+  std::string suffix;
+  for (int i = 0; i < 6; ++i) suffix += kAlphabet[rng() % 32];
+  return "fo-" + day + "-" + suffix;
+}
+
+json AllowedEventsJson(FailoverPhase phase) {
+  json out = json::array();
+  for (FailoverEvent e : AllowedEvents(phase)) out.push_back(FailoverEventName(e));
+  return out;
+}
+
+}  // namespace
+
+std::string PlanHash(const Failover& f, const std::string& runbook_hash,
+                     const json& bound_parameters) {
+  json doc = {{"kind", FailoverKindName(f.kind)},
+              {"scope", f.scope},
+              {"from", f.from},
+              {"to", f.to},
+              {"runbook_hash", runbook_hash},
+              {"parameters", bound_parameters}};
+  return Sha256Tag(DumpJson(doc));  // nlohmann sorts object keys: the text is canonical
+}
+
+FailoverService::FailoverService(FailoverServiceDeps deps) : d_(std::move(deps)) {}
+
+CommandOutcome FailoverService::Refuse(const Status& status, json body) {
+  CommandOutcome out;
+  out.status = status;
+  out.decision = "refused: " + status.message();
+  out.body = std::move(body);
+  return out;
+}
+
+const LoadedRoute* FailoverService::RouteOf(const Failover& f) const {
+  return d_.routes->Named(f.plan.route);
+}
+
+Result<TemplateBindings> FailoverService::BindingsOf(const Failover& f,
+                                                     const LoadedRoute& route) const {
+  TemplateBindings b;
+  b.failover_id = f.id.empty() ? "(dry run)" : f.id;
+  b.from = f.from;
+  b.to = f.to;
+  b.scope = f.scope;
+  std::map<std::string, json> given;
+  for (const auto& [name, value] : route.config.params) given[name] = value;
+  b.env = d_.env;
+  b.base_dir = std::filesystem::path(route.config.runbook).parent_path().string();
+  auto bound = BindRunbookParameters(route.runbook, given);
+  if (!bound.ok()) return bound.status();
+  b.params = *bound;
+  return b;
+}
+
+Result<std::pair<json, std::string>> FailoverService::PlanOf(const Failover& f,
+                                                             const LoadedRoute& route) const {
+  auto b = BindingsOf(f, route);
+  if (!b.ok()) return b.status();
+  auto plan = PlanRunbook(route.runbook, *d_.actions, *b);
+  if (!plan.ok()) return plan.status();
+  json params = json::object();
+  for (const auto& [k, v] : b->params) params[k] = v;
+  json rendered = RenderPlanJson(*plan);
+  rendered["runbook_hash"] = route.runbook_hash;
+  rendered["route"] = route.config.name;
+  return std::pair{rendered, PlanHash(f, route.runbook_hash, params)};
+}
+
+Result<GuardSnapshot> FailoverService::Snapshot(const Failover& f) {
+  GuardSnapshot s;
+  s.now = d_.clock->Now();
+  s.failover = f;
+  auto regions = d_.store->ListRegions();
+  if (!regions.ok()) return regions.status();
+  s.regions = std::move(*regions);
+  auto scope = CatalogScope::Parse(f.scope);
+  if (!scope.ok()) return scope.status();
+  auto rows = ListScopeOwnership(*d_.store, *scope, f.from, kMaxScopeTables);
+  if (!rows.ok()) return rows.status();
+  for (const Ownership& o : *rows) s.scope_tables.push_back(o.table);
+  if (d_.live != nullptr) s.lag = d_.live->Lag();
+  auto others = d_.store->ListFailovers(kRecentFailovers);
+  if (!others.ok()) return others.status();
+  auto active = d_.store->ListActiveFailovers();
+  if (!active.ok()) return active.status();
+  s.others = std::move(*others);
+  for (Failover& a : *active)
+    if (std::none_of(s.others.begin(), s.others.end(),
+                     [&](const Failover& o) { return o.id == a.id; }))
+      s.others.push_back(std::move(a));
+  s.max_staleness = d_.config->policies.max_staleness;
+  s.cooldown = d_.config->policies.cooldown;
+  if (const LoadedRoute* route = d_.routes->Named(f.plan.route))
+    s.runbook_guards = route->runbook.guards;
+  if (f.accept_data_loss) s.waivers.accept_data_loss = *f.accept_data_loss;
+  return s;
+}
+
+Status FailoverService::AppendGuardCheck(const std::string& id, const std::string& point,
+                                         const std::vector<GuardResult>& results,
+                                         const Caller& caller) {
+  // A refusal changes nothing but the record of the check: a compare-and-set on the version,
+  // retried when the executor moved the failover meanwhile.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto found = d_.store->GetFailover(id);
+    if (!found.ok()) return found.status();
+    if (!found->has_value()) return Status::NotFound("no failover with id '" + id + "'");
+    Failover next = **found;
+    json checks = json::parse(next.guard_checks_json, nullptr, false);
+    if (!checks.is_array()) checks = json::array();
+    checks.push_back({{"point", point},
+                      {"at", d_.clock->Now()},
+                      {"by", caller.name},
+                      {"results", GuardResultsJson(results)}});
+    next.guard_checks_json = DumpJson(checks);
+    AuditEvent why;
+    why.actor = caller.name;
+    why.source = caller.source;
+    why.action = "failover.guards_refused";
+    why.target = id;
+    why.reason = GuardFailures(results);
+    why.detail_json = DumpJson(json{{"point", point}, {"results", GuardResultsJson(results)}});
+    Status s = d_.store->UpdateFailover(next, next.version, why);
+    if (s.code() != StatusCode::kConflict) return s;
+  }
+  return Status::Conflict("failover " + id + " kept changing while its guard check was recorded");
+}
+
+CommandOutcome FailoverService::FromDecision(const Result<FailoverDecision>& d,
+                                             const std::string& id) {
+  if (!d.ok()) return Refuse(d.status());
+  if (!d->accepted) {
+    return Refuse(Status::FailedPrecondition(d->reason),
+                  {{"phase", FailoverPhaseName(d->next.phase)},
+                   {"allowed_events", AllowedEventsJson(d->next.phase)}});
+  }
+  CommandOutcome out;
+  out.decision = d->reason;
+  out.body = {{"decision", d->reason}, {"failover", FailoverJson(d->next)}};
+  if (d_.wake) d_.wake(id);
+  return out;
+}
+
+CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeRequest& req) {
+  if (Status s = CheckReason("a proposal", req.reason, true); !s.ok()) return Refuse(s);
+  if (req.kind == FailoverKind::kDrill)
+    return Refuse(Status::InvalidArgument("kind must be failover or switchover"));
+  if (d_.config->FindRegion(req.to) == nullptr)
+    return Refuse(Status::InvalidArgument("to: no region named '" + req.to + "'"));
+  auto scope = CatalogScope::Parse(req.scope);
+  if (!scope.ok()) return Refuse(Status::InvalidArgument("scope: " + scope.status().message()));
+
+  Failover f;
+  f.kind = req.kind;
+  f.scope = req.scope;
+  f.to = req.to;
+  f.from = scope->kind == CatalogScope::Kind::kOwner ? scope->owner_region() : req.from;
+  if (!req.from.empty() && req.from != f.from)
+    return Refuse(Status::InvalidArgument("from: the scope " + req.scope + " is owned by " +
+                                          f.from + ", not " + req.from));
+  if (f.from.empty())
+    return Refuse(Status::InvalidArgument(
+        "from: name the region losing ownership, or use a scope of the form owner:REGION"));
+  if (d_.config->FindRegion(f.from) == nullptr)
+    return Refuse(Status::InvalidArgument("from: no region named '" + f.from + "'"));
+  if (f.from == f.to)
+    return Refuse(Status::InvalidArgument("to: " + f.to + " already owns the scope " + f.scope));
+
+  const LoadedRoute* route = d_.routes->Find(f.kind, f.from, f.to, f.scope);
+  if (route == nullptr) {
+    std::string known;
+    for (const LoadedRoute& r : d_.routes->routes())
+      known += (known.empty() ? "" : ", ") + r.config.name + " (" + r.config.kind + " " +
+               r.config.from + " -> " + r.config.to + ", scope " + r.config.scope + ")";
+    return Refuse(Status::InvalidArgument(
+        std::string("no failover route in the config for a ") + FailoverKindName(f.kind) +
+        " from " + f.from + " to " + f.to + " of scope " + f.scope +
+        (known.empty() ? "; the config has no failovers: section" : "; routes are " + known)));
+  }
+  f.runbook = route->config.runbook;
+  f.plan.route = route->config.name;
+  f.plan.runbook_hash = route->runbook_hash;
+  const UnixMillis now = d_.clock->Now();
+  if (!req.dry_run) f.id = NewFailoverId(now);
+  auto plan = PlanOf(f, *route);
+  if (!plan.ok())
+    return Refuse(
+        Status::FailedPrecondition("the plan cannot be made: " + plan.status().message()));
+  f.plan.plan_hash = plan->second;
+  f.plan.params_json = DumpJson(plan->first.value("parameters", json::object()));
+
+  auto snapshot = Snapshot(f);
+  if (!snapshot.ok()) return Refuse(snapshot.status());
+  const std::vector<GuardResult> guards = EvaluateGuards(*snapshot);
+  json body = {{"plan", plan->first},
+               {"plan_hash", plan->second},
+               {"tables", snapshot->scope_tables.size()},
+               {"guards", GuardResultsJson(guards)},
+               {"guards_pass", GuardsPass(guards)}};
+  if (req.dry_run) {
+    CommandOutcome out;
+    out.decision = "dry run: nothing was created; guards " +
+                   std::string(GuardsPass(guards) ? "pass" : "fail: " + GuardFailures(guards));
+    body["dry_run"] = true;
+    body["decision"] = out.decision;
+    out.body = std::move(body);
+    return out;
+  }
+  // Rule 2: at most one active failover per table, from the proposal on.
+  for (const GuardResult& g : guards)
+    if (g.guard == "no_overlap" && !g.ok)
+      return Refuse(Status::FailedPrecondition("guard no_overlap: " + g.reason), body);
+
+  for (const Region& r : snapshot->regions)
+    if (r.name == f.from && r.health == RegionHealth::kUnreachable) f.detected_at = r.since;
+  f.proposed_by = caller.name;
+  f.reason = req.reason;
+  f.created_at = now;
+  f.phase = FailoverPhase::kProposed;
+  f.guard_checks_json = DumpJson(json::array({{{"point", "proposal"},
+                                               {"at", now},
+                                               {"by", caller.name},
+                                               {"results", GuardResultsJson(guards)}}}));
+  f.last_reason = f.id + " proposed by " + caller.name + ": " + FailoverKindName(f.kind) + " of " +
+                  f.scope + " (" + std::to_string(snapshot->scope_tables.size()) +
+                  " tables) from " + f.from + " to " + f.to + " with runbook " +
+                  route->runbook.name + ": " + req.reason;
+  AuditEvent why;
+  why.at = now;
+  why.actor = caller.name;
+  why.source = caller.source;
+  why.action = "failover.propose";
+  why.target = f.id;
+  why.reason = f.last_reason;
+  why.detail_json = DumpJson(json{{"actor_kind", ActorKindName(caller.kind)},
+                                  {"plan_hash", f.plan.plan_hash},
+                                  {"route", f.plan.route},
+                                  {"guards", GuardResultsJson(guards)}});
+  if (Status s = d_.store->CreateFailover(f, why); !s.ok()) return Refuse(s);
+  f.version = 1;
+  CommandOutcome out;
+  out.decision = f.last_reason;
+  body["decision"] = out.decision;
+  body["failover"] = FailoverJson(f);
+  out.body = std::move(body);
+  return out;
+}
+
+CommandOutcome FailoverService::Approve(const Caller& caller, const std::string& id,
+                                        const ApproveRequest& req) {
+  for (const auto& [what, text] : {std::pair{"an approval", req.reason},
+                                   {"accept_data_loss", req.accept_data_loss},
+                                   {"cooldown_override", req.cooldown_override},
+                                   {"force_candidate", req.force_candidate}})
+    if (Status s = CheckReason(what, text, false); !s.ok()) return Refuse(s);
+  if (req.plan_hash.empty())
+    return Refuse(Status::InvalidArgument(
+        "plan_hash is required: the hash of the plan you were shown (plan.plan_hash in GET "
+        "/api/v1/failovers/" +
+        id + ")"));
+  if (!req.cooldown_override.empty() && caller.kind != ActorKind::kAdmin)
+    return Refuse(Status::PermissionDenied("cooldown_override needs the admin role"));
+
+  auto found = d_.store->GetFailover(id);
+  if (!found.ok()) return Refuse(found.status());
+  if (!found->has_value()) return Refuse(Status::NotFound("no failover with id '" + id + "'"));
+  Failover f = **found;
+  const bool reapproval = f.phase == FailoverPhase::kFenced;
+  if (f.phase != FailoverPhase::kProposed && !(reapproval && !f.promotion_hold.empty())) {
+    return Refuse(
+        Status::FailedPrecondition(
+            "refused: approve " + id + " (" + FailoverPhaseName(f.phase) + "): " +
+            (reapproval ? "it is not held before promotion, so there is nothing to approve"
+                        : "not allowed from " + std::string(FailoverPhaseName(f.phase)))),
+        {{"phase", FailoverPhaseName(f.phase)}, {"allowed_events", AllowedEventsJson(f.phase)}});
+  }
+  const LoadedRoute* route = RouteOf(f);
+  if (route == nullptr)
+    return Refuse(
+        Status::FailedPrecondition("route '" + f.plan.route + "' of " + id +
+                                   " is no longer in the config; abort it and propose again"));
+  auto plan = PlanOf(f, *route);
+  if (!plan.ok())
+    return Refuse(
+        Status::FailedPrecondition("the plan cannot be made: " + plan.status().message()));
+  if (plan->second != f.plan.plan_hash) {
+    // The runbook or its parameters changed since the proposal: the failover now carries the
+    // new plan, and approvals of the old one no longer count.
+    f.plan.plan_hash = plan->second;
+    f.plan.runbook_hash = route->runbook_hash;
+    f.plan.params_json = DumpJson(plan->first.value("parameters", json::object()));
+    AuditEvent why;
+    why.actor = caller.name;
+    why.source = caller.source;
+    why.action = "failover.plan_changed";
+    why.target = id;
+    why.reason = id + "'s plan changed since it was proposed (runbook " + route->config.runbook +
+                 "): approvals of the earlier plan no longer count";
+    if (Status s = d_.store->UpdateFailover(f, f.version, why); !s.ok()) return Refuse(s);
+  }
+  if (req.plan_hash != f.plan.plan_hash) {
+    return Refuse(
+        Status::FailedPrecondition("the plan changed: you approved " + req.plan_hash + " but " +
+                                   id + " would now run " + f.plan.plan_hash +
+                                   "; review the plan and approve again"),
+        {{"code", "plan_changed"}, {"plan", plan->first}, {"plan_hash", f.plan.plan_hash}});
+  }
+
+  Failover candidate = f;
+  if (!req.accept_data_loss.empty()) candidate.accept_data_loss = req.accept_data_loss;
+  auto snapshot = Snapshot(candidate);
+  if (!snapshot.ok()) return Refuse(snapshot.status());
+  snapshot->waivers.cooldown_override = req.cooldown_override;
+  snapshot->waivers.force_candidate = req.force_candidate;
+  const std::vector<GuardResult> guards = EvaluateGuards(*snapshot);
+  json body = {{"guards", GuardResultsJson(guards)}, {"plan_hash", f.plan.plan_hash}};
+  if (!GuardsPass(guards)) {
+    if (Status s = AppendGuardCheck(id, reapproval ? "reapproval" : "approval", guards, caller);
+        !s.ok())
+      return Refuse(s);
+    return Refuse(Status::FailedPrecondition("refused: approve " + id +
+                                             ": guards failed: " + GuardFailures(guards)),
+                  body);
+  }
+
+  FailoverInput in;
+  in.event = FailoverEvent::kApprove;
+  in.actor_kind = caller.kind;
+  in.actor = caller.name;
+  in.reason = req.reason;
+  in.at = d_.clock->Now();
+  in.approval_expires_at = in.at + d_.config->policies.approval_ttl.count();
+  const std::string point = reapproval ? "reapproval" : "approval";
+  auto d = d_.orchestrator->ApplyToFailover(id, in, caller.source, [&](Failover& next) {
+    if (!req.accept_data_loss.empty()) next.accept_data_loss = req.accept_data_loss;
+    json checks = json::parse(next.guard_checks_json, nullptr, false);
+    if (!checks.is_array()) checks = json::array();
+    checks.push_back({{"point", point},
+                      {"at", in.at},
+                      {"by", caller.name},
+                      {"results", GuardResultsJson(guards)}});
+    next.guard_checks_json = DumpJson(checks);
+  });
+  CommandOutcome out = FromDecision(d, id);
+  if (out.status.ok()) out.body["guards"] = GuardResultsJson(guards);
+  return out;
+}
+
+CommandOutcome FailoverService::ConfirmFencing(const Caller& caller, const std::string& id,
+                                               const std::string& reason) {
+  if (Status s = CheckReason("an operator's fencing confirmation", reason, true); !s.ok())
+    return Refuse(s);
+  FailoverInput in;
+  in.event = FailoverEvent::kConfirmFencing;
+  in.actor_kind = caller.kind;
+  in.actor = caller.name;
+  in.reason = reason;
+  in.fencing_kind = FencingKind::kOperator;
+  in.at = d_.clock->Now();
+  in.evidence_json = DumpJson(
+      json{{"kind", "operator"}, {"by", caller.name}, {"from", caller.source}, {"reason", reason}});
+  return FromDecision(d_.orchestrator->ApplyToFailover(id, in, caller.source), id);
+}
+
+CommandOutcome FailoverService::Abort(const Caller& caller, const std::string& id,
+                                      const std::string& reason) {
+  if (Status s = CheckReason("an abort", reason, true); !s.ok()) return Refuse(s);
+  FailoverInput in;
+  in.event = FailoverEvent::kAbort;
+  in.actor_kind = caller.kind;
+  in.actor = caller.name;
+  in.reason = reason;
+  in.at = d_.clock->Now();
+  return FromDecision(d_.orchestrator->ApplyToFailover(id, in, caller.source), id);
+}
+
+CommandOutcome FailoverService::Ack(const Caller& caller, const std::string& id,
+                                    const std::string& comment) {
+  if (Status s = CheckReason("an acknowledgement", comment, true); !s.ok()) return Refuse(s);
+  auto found = d_.store->GetFailover(id);
+  if (!found.ok()) return Refuse(found.status());
+  if (!found->has_value()) return Refuse(Status::NotFound("no failover with id '" + id + "'"));
+  Failover f = **found;
+  if (!IsTerminal(f.phase) && f.phase != FailoverPhase::kNeedsAttention)
+    return Refuse(
+        Status::FailedPrecondition("refused: ack " + id + " (" + FailoverPhaseName(f.phase) +
+                                   "): only a finished failover can be acknowledged"),
+        {{"phase", FailoverPhaseName(f.phase)}, {"allowed_events", AllowedEventsJson(f.phase)}});
+  if (f.ack)
+    return Refuse(Status::FailedPrecondition("refused: ack " + id + ": already acknowledged by " +
+                                             f.ack->by));
+  f.ack = FailoverAck{caller.name, comment, d_.clock->Now()};
+  AuditEvent why;
+  why.at = f.ack->at;
+  why.actor = caller.name;
+  why.source = caller.source;
+  why.action = "failover.ack";
+  why.target = id;
+  why.reason = id + " acknowledged by " + caller.name +
+               " (its cooldown no longer blocks the scope): " + comment;
+  if (Status s = d_.store->UpdateFailover(f, f.version, why); !s.ok()) return Refuse(s);
+  ++f.version;
+  CommandOutcome out;
+  out.decision = why.reason;
+  out.body = {{"decision", why.reason}, {"failover", FailoverJson(f)}};
+  return out;
+}
+
+Result<std::vector<GuardResult>> FailoverService::CurrentGuards(const Failover& f) {
+  auto s = Snapshot(f);
+  if (!s.ok()) return s.status();
+  // What the approval waived stays waived: the approver took that decision.
+  json checks = json::parse(f.guard_checks_json, nullptr, false);
+  if (checks.is_array()) {
+    for (auto it = checks.rbegin(); it != checks.rend(); ++it) {
+      const std::string point = it->value("point", "");
+      if (point != "approval" && point != "reapproval") continue;
+      for (const json& r : it->value("results", json::array())) {
+        if (!r.value("waived", false)) continue;
+        const std::string guard = r.value("guard", "");
+        const std::string why = "waived at approval";
+        if (guard == "cooldown") s->waivers.cooldown_override = why;
+        if (guard == "best_candidate") s->waivers.force_candidate = why;
+      }
+      break;
+    }
+  }
+  return EvaluateGuards(*s);
+}
+
+std::optional<std::string> FailoverService::CheckBeforePromotion(const Failover& f,
+                                                                 std::string* rpo_json) {
+  auto guards = CurrentGuards(f);
+  if (!guards.ok()) return "the guards could not be checked: " + guards.status().message();
+  if (!GuardsPass(*guards)) {
+    const std::string failures = GuardFailures(*guards);
+    // The hold and the check in one write: the failover stays fenced until re-approved.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto found = d_.store->GetFailover(f.id);
+      if (!found.ok() || !found->has_value()) break;
+      Failover next = **found;
+      next.promotion_hold = failures;
+      json checks = json::parse(next.guard_checks_json, nullptr, false);
+      if (!checks.is_array()) checks = json::array();
+      checks.push_back({{"point", "promotion"},
+                        {"at", d_.clock->Now()},
+                        {"by", "executor"},
+                        {"results", GuardResultsJson(*guards)}});
+      next.guard_checks_json = DumpJson(checks);
+      AuditEvent why;
+      why.actor = "executor";
+      why.source = "executor";
+      why.action = "failover.promotion_held";
+      why.target = f.id;
+      why.reason = f.id + " held in fenced before promotion: " + failures +
+                   "; an approver must approve again (or someone abort)";
+      why.detail_json = DumpJson(json{{"results", GuardResultsJson(*guards)}});
+      Status s = d_.store->UpdateFailover(next, next.version, why);
+      if (s.code() != StatusCode::kConflict) break;
+    }
+    return failures;
+  }
+  // The RPO as it stands at promotion: per table, what the target lacked and the bound.
+  auto snapshot = Snapshot(f);
+  json tables = json::array();
+  long long worst = 0;
+  bool complete = true;
+  if (snapshot.ok() && snapshot->lag) {
+    const LagReport& lag = *snapshot->lag;
+    for (const TableLag& row : lag.tables) {
+      if (row.replica != f.to || row.owner != f.from) continue;
+      if (std::find(snapshot->scope_tables.begin(), snapshot->scope_tables.end(), row.table) ==
+          snapshot->scope_tables.end())
+        continue;
+      auto bound = LagUpperBound(row, lag.at);
+      if (!bound) complete = false;
+      const long long b =
+          bound ? bound->count() + std::max<long long>(0, snapshot->now - lag.at) : -1;
+      worst = std::max(worst, b);
+      const bool known = row.state == LagState::kBehind || row.state == LagState::kCaughtUp;
+      tables.push_back({{"table", row.table.ToString()},
+                        {"state", LagStateName(row.state)},
+                        {"missing_commits", known ? row.missing_commits : row.last_known_missing},
+                        {"lag_ms", known ? row.lag.count() : row.last_known_lag.count()},
+                        {"bound_ms", bound ? json(b) : json(nullptr)}});
+    }
+  } else {
+    complete = false;
+  }
+  *rpo_json = DumpJson(json{{"worst_lag_ms", worst},
+                            {"complete", complete},
+                            {"measured_at", snapshot.ok() && snapshot->lag ? snapshot->lag->at : 0},
+                            {"tables", tables}});
+  return std::nullopt;
+}
+
+std::optional<std::string> FailoverService::UnreachableEvidence(const Failover& f,
+                                                                std::string* why) {
+  const FailoverPolicy policy = d_.orchestrator->Policy();
+  if (std::find(policy.accepted_fencing.begin(), policy.accepted_fencing.end(),
+                FencingKind::kEvidenceUnreachable) == policy.accepted_fencing.end()) {
+    *why = "policy does not accept old_region_unreachable";
+    return std::nullopt;
+  }
+  if (d_.live == nullptr) {
+    *why = "no probe has looked at " + f.from;
+    return std::nullopt;
+  }
+  auto silence = d_.live->Silence(f.from);
+  if (!silence) {
+    *why =
+        f.from + " answered its latest probe round (any answer, even an error, means it is alive)";
+    return std::nullopt;
+  }
+  const UnixMillis now = d_.clock->Now();
+  const auto needed = d_.config->policies.unreachable_for.count();
+  if (now - silence->since < needed) {
+    *why = f.from + " has been silent for " +
+           FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " of the " +
+           FormatLagDuration(d_.config->policies.unreachable_for) + " policy asks for";
+    return std::nullopt;
+  }
+  json tables = json::array();
+  if (auto lag = d_.live->Lag()) {
+    for (const TableLag& row : lag->tables) {
+      if (row.owner != f.from || row.replica != f.to) continue;
+      json t = {{"table", row.table.ToString()}};
+      if (row.owner_snapshot_id >= 0) {
+        t["last_snapshot_id"] = row.owner_snapshot_id;
+        t["seen_at"] = FormatUnixMillis(lag->at);
+      } else if (row.last_known_at) {
+        t["last_snapshot_id"] = nullptr;
+        t["last_compared_at"] = FormatUnixMillis(*row.last_known_at);
+      }
+      tables.push_back(std::move(t));
+      if (tables.size() >= 1000) break;  // evidence, not an inventory
+    }
+  }
+  *why = f.from + " gave no answer for " +
+         FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " (" +
+         std::to_string(silence->rounds) + " probe rounds: " + silence->detail + ")";
+  return DumpJson(json{{"kind", "old_region_unreachable"},
+                       {"region", f.from},
+                       {"silent_since", FormatUnixMillis(silence->since)},
+                       {"silent_rounds", silence->rounds},
+                       {"last_failure", silence->detail},
+                       {"window_ms", needed},
+                       {"observed_by", "icewarden (single replica)"},
+                       {"tables", tables}});
+}
+
+}  // namespace icewarden

@@ -1,0 +1,132 @@
+// FailoverService: the commands that move a failover, as people and the daemon send them:
+// propose (or a dry run), approve, confirm fencing, abort, acknowledge. Each command reads
+// what it needs, checks the guards where DESIGN.md says so, and either records its effect
+// (the failover machine's transition with its audit event, in one durable write) or refuses
+// with a reason that names the guard or the phase. Nothing here runs a runbook: an accepted
+// approval or confirmation wakes the FailoverRunner (failover_runner.h), which does.
+//
+// Status codes of a refusal, which the API maps to HTTP: kInvalidArgument (400: the input is
+// wrong), kNotFound (404), kFailedPrecondition (409: a guard, the phase, a changed plan),
+// kConflict (409: the failover changed concurrently), kPermissionDenied (403: an override
+// only an admin may give).
+// Thread-safety: every method may be called from any thread (state is in the store).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orchestrator/failovers/guards.h"
+#include "runbooks/template.h"
+#include "state/failover_machine.h"
+#include "state/status.h"
+#include "state/types.h"
+
+namespace icewarden {
+
+class ActionRegistry;
+class Clock;
+class LiveView;
+class Orchestrator;
+class RouteTable;
+class StateStore;
+struct Config;
+struct LoadedRoute;
+
+// Who sends a command: the token's name, what kind of actor, and from where.
+struct Caller {
+  std::string name{};
+  ActorKind kind = ActorKind::kOperator;
+  std::string source{};  // "127.0.0.1:53412"
+};
+
+struct ProposeRequest {
+  FailoverKind kind = FailoverKind::kFailover;
+  std::string to{}, scope{}, reason{};
+  std::string from{};  // optional: derived from the scope's owner
+  bool dry_run = false;
+};
+
+struct ApproveRequest {
+  std::string plan_hash{};  // the plan the approver was shown; required
+  std::string reason{};
+  std::string accept_data_loss{};   // waives rpo
+  std::string cooldown_override{};  // admin only; waives cooldown
+  std::string force_candidate{};    // waives best_candidate
+};
+
+// The answer to a command: ok, or the refusal. `body` is what the API returns either way
+// (the failover, its plan and guard results; on a phase refusal the events it would accept).
+struct CommandOutcome {
+  Status status = Status::Ok();
+  std::string decision{};  // one sentence, logged and returned
+  nlohmann::json body = nlohmann::json::object();
+};
+
+struct FailoverServiceDeps {
+  const Config* config = nullptr;
+  const RouteTable* routes = nullptr;
+  StateStore* store = nullptr;
+  Orchestrator* orchestrator = nullptr;
+  const LiveView* live = nullptr;  // may be null: no lag known, no silence
+  std::shared_ptr<Clock> clock;
+  const ActionRegistry* actions = nullptr;                            // for plans
+  std::function<std::optional<std::string>(const std::string&)> env;  // ${env.NAME}
+  std::function<void(const std::string& failover_id)> wake;           // may be empty
+};
+
+class FailoverService {
+ public:
+  explicit FailoverService(FailoverServiceDeps deps);
+
+  CommandOutcome Propose(const Caller& caller, const ProposeRequest& request);
+  CommandOutcome Approve(const Caller& caller, const std::string& id,
+                         const ApproveRequest& request);
+  CommandOutcome ConfirmFencing(const Caller& caller, const std::string& id,
+                                const std::string& reason);
+  CommandOutcome Abort(const Caller& caller, const std::string& id, const std::string& reason);
+  CommandOutcome Ack(const Caller& caller, const std::string& id, const std::string& comment);
+
+  // The guards as they stand now for a stored failover (readiness, `failover show`), with
+  // the waivers its approval recorded.
+  Result<std::vector<GuardResult>> CurrentGuards(const Failover& failover);
+
+  // The last check between fenced and promoting (the runner calls it from the executor's
+  // begin_promotion): nullopt when the guards pass (the RPO at promotion is recorded in
+  // `rpo_json`), else the failures, after the hold has been recorded on the failover.
+  std::optional<std::string> CheckBeforePromotion(const Failover& failover, std::string* rpo_json);
+
+  // old_region_unreachable evidence for a failover waiting in fencing: the evidence JSON when
+  // policy accepts the kind and the old region has given no answer at all for
+  // policies.unreachable_for; nullopt (with the reason in *why) otherwise.
+  std::optional<std::string> UnreachableEvidence(const Failover& failover, std::string* why);
+
+  // The route and runbook of a stored failover (by its recorded route name).
+  const LoadedRoute* RouteOf(const Failover& failover) const;
+  // What the runbook's templates resolve against for this failover: its id, regions, scope,
+  // the route's parameters bound by the runbook's declarations, the daemon's environment.
+  Result<TemplateBindings> BindingsOf(const Failover& failover, const LoadedRoute& route) const;
+  // The plan (RenderPlanJson) and its hash for a failover as it would run now.
+  Result<std::pair<nlohmann::json, std::string>> PlanOf(const Failover& failover,
+                                                        const LoadedRoute& route) const;
+
+ private:
+  Result<GuardSnapshot> Snapshot(const Failover& failover);
+  CommandOutcome Refuse(const Status& status, nlohmann::json body = nlohmann::json::object());
+  CommandOutcome FromDecision(const Result<FailoverDecision>& d, const std::string& id);
+  Status AppendGuardCheck(const std::string& id, const std::string& point,
+                          const std::vector<GuardResult>& results, const Caller& caller);
+
+  FailoverServiceDeps d_;
+};
+
+// The hash a plan is approved by: sha256 over kind, scope, from, to, the runbook's hash
+// and the bound parameters.
+std::string PlanHash(const Failover& failover, const std::string& runbook_hash,
+                     const nlohmann::json& bound_parameters);
+
+}  // namespace icewarden

@@ -1,0 +1,271 @@
+#include "orchestrator/failovers/guards.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "actions/catalog_scope.h"
+#include "actions/param_reader.h"
+#include "health/lag_monitor.h"
+#include "runbooks/runbook.h"
+
+namespace icewarden {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Ms(milliseconds d) { return FormatLagDuration(d); }
+
+const Region* FindRegion(const GuardSnapshot& s, const std::string& name) {
+  for (const Region& r : s.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// The runbook's guard of `kind`, if it declares one.
+const RunbookGuard* RunbookGuardOf(const GuardSnapshot& s, const std::string& kind) {
+  for (const RunbookGuard& g : s.runbook_guards)
+    if (g.kind == kind) return &g;
+  return nullptr;
+}
+
+milliseconds TightenedDuration(const GuardSnapshot& s, const std::string& kind,
+                               const std::string& key, milliseconds policy) {
+  const RunbookGuard* g = RunbookGuardOf(s, kind);
+  if (g == nullptr || !g->params.contains(key) || !g->params[key].is_string()) return policy;
+  auto d = ParseParamDuration(g->params[key].get<std::string>());
+  return d ? std::min(*d, policy) : policy;
+}
+
+// Each scope table's row for the target replica, from the latest lag round.
+std::map<TableIdent, const TableLag*> RowsFor(const GuardSnapshot& s, const std::string& replica) {
+  std::map<TableIdent, const TableLag*> rows;
+  if (!s.lag) return rows;
+  std::set<TableIdent> wanted(s.scope_tables.begin(), s.scope_tables.end());
+  for (const TableLag& row : s.lag->tables)
+    if (row.replica == replica && wanted.count(row.table)) rows[row.table] = &row;
+  return rows;
+}
+
+// The most `row`'s replica can trail as of s.now: the bound at the round, plus the time
+// since the round (commits made since then are not seen yet).
+std::optional<milliseconds> BoundNow(const GuardSnapshot& s, const TableLag& row) {
+  auto bound = LagUpperBound(row, s.lag->at);
+  if (!bound) return std::nullopt;
+  return *bound + milliseconds(std::max<UnixMillis>(0, s.now - s.lag->at));
+}
+
+GuardResult Leadership() {
+  return {"leadership", true, false, "single replica (SQLite state): this daemon leads"};
+}
+
+GuardResult TargetHealthy(const GuardSnapshot& s) {
+  const std::string& to = s.failover.to;
+  const Region* r = FindRegion(s, to);
+  if (r == nullptr) return {"target_healthy", false, false, to + " is not a known region"};
+  if (r->fenced) return {"target_healthy", false, false, to + " is fenced: " + r->reason};
+  if (r->maintenance) return {"target_healthy", false, false, to + " is in maintenance"};
+  if (r->health != RegionHealth::kHealthy)
+    return {"target_healthy", false, false,
+            to + " is " + RegionHealthName(r->health) + ": " + r->reason};
+  return {"target_healthy", true, false, to + " is healthy"};
+}
+
+GuardResult Rpo(const GuardSnapshot& s) {
+  GuardResult g{"rpo", false, false, ""};
+  const milliseconds max = TightenedDuration(s, "max_lag", "max_staleness", s.max_staleness);
+  if (s.scope_tables.empty()) {
+    g.ok = true;
+    g.reason = "the scope holds no table owned by " + s.failover.from;
+    return g;
+  }
+  if (!s.lag) {
+    g.reason = "no replication-lag round has finished yet, so no table's lag is known";
+  } else {
+    auto rows = RowsFor(s, s.failover.to);
+    milliseconds worst{0};
+    std::string worst_table;
+    std::vector<std::string> unbounded, over;
+    for (const TableIdent& t : s.scope_tables) {
+      auto it = rows.find(t);
+      std::optional<milliseconds> bound;
+      if (it != rows.end()) bound = BoundNow(s, *it->second);
+      if (!bound) {
+        unbounded.push_back(t.ToString());
+        continue;
+      }
+      if (worst_table.empty() || *bound > worst) {
+        worst = *bound;
+        worst_table = t.ToString();
+      }
+      if (*bound > max) over.push_back(t.ToString());
+    }
+    auto list = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (std::size_t i = 0; i < v.size() && i < 5; ++i) out += (i ? ", " : "") + v[i];
+      if (v.size() > 5) out += " and " + std::to_string(v.size() - 5) + " more";
+      return out;
+    };
+    if (unbounded.empty() && over.empty()) {
+      g.ok = true;
+      g.reason = std::to_string(s.scope_tables.size()) + " tables within max_staleness " + Ms(max) +
+                 " in " + s.failover.to + "; worst " + Ms(worst) +
+                 (worst_table.empty() ? "" : " (" + worst_table + ")");
+      return g;
+    }
+    if (!over.empty()) {
+      g.reason = std::to_string(over.size()) + " of " + std::to_string(s.scope_tables.size()) +
+                 " tables may trail by more than max_staleness " + Ms(max) + " in " +
+                 s.failover.to + " (worst " + Ms(worst) + ", " + worst_table + "): " + list(over);
+    }
+    if (!unbounded.empty()) {
+      g.reason += std::string(g.reason.empty() ? "" : "; ") + std::to_string(unbounded.size()) +
+                  " tables have no known lag in " + s.failover.to + ": " + list(unbounded);
+    }
+  }
+  if (!s.waivers.accept_data_loss.empty()) {
+    g.waived = true;
+    g.reason += "; data loss accepted: " + s.waivers.accept_data_loss;
+  } else {
+    g.reason += "; approve with accept_data_loss and a reason to promote anyway";
+  }
+  return g;
+}
+
+GuardResult NoOverlap(const GuardSnapshot& s) {
+  for (const Failover& o : s.others) {
+    if (o.id == s.failover.id || IsTerminal(o.phase)) continue;
+    if (ScopesOverlap(s.failover, s.scope_tables, o))
+      return {"no_overlap", false, false,
+              o.id + " (" + FailoverPhaseName(o.phase) + ", scope " + o.scope +
+                  ") is active on tables of this scope"};
+  }
+  return {"no_overlap", true, false, "no other active failover touches the scope"};
+}
+
+GuardResult Cooldown(const GuardSnapshot& s) {
+  // The runbook's cooldown may lengthen the policy's: the longer of the two holds.
+  milliseconds wait = s.cooldown;
+  if (const RunbookGuard* g = RunbookGuardOf(s, "cooldown");
+      g && g->params.contains("period") && g->params["period"].is_string()) {
+    if (auto d = ParseParamDuration(g->params["period"].get<std::string>()))
+      wait = std::max(*d, wait);
+  }
+  const Failover* last = nullptr;
+  for (const Failover& o : s.others) {
+    if (o.id == s.failover.id || !IsTerminal(o.phase) || o.phase == FailoverPhase::kAborted)
+      continue;
+    if (o.ack) continue;
+    if (!ScopesOverlap(s.failover, s.scope_tables, o)) continue;
+    if (last == nullptr || o.updated_at > last->updated_at) last = &o;
+  }
+  if (last != nullptr && last->updated_at + wait.count() > s.now) {
+    GuardResult g{"cooldown", false, false,
+                  last->id + " ended " + Ms(milliseconds(s.now - last->updated_at)) +
+                      " ago, inside the cooldown of " + Ms(wait) + " (" +
+                      Ms(milliseconds(last->updated_at + wait.count() - s.now)) +
+                      " left); `failover ack " + last->id + "` lifts it"};
+    if (!s.waivers.cooldown_override.empty()) {
+      g.waived = true;
+      g.reason += "; overridden by an admin: " + s.waivers.cooldown_override;
+    }
+    return g;
+  }
+  return {"cooldown", true, false,
+          last == nullptr ? "no failover of this scope inside the cooldown of " + Ms(wait)
+                          : last->id + " ended more than " + Ms(wait) + " ago"};
+}
+
+GuardResult Divergence(const GuardSnapshot& s) {
+  std::vector<std::string> bad;
+  for (const auto& [table, row] : RowsFor(s, s.failover.to)) {
+    if (row->state == LagState::kDiverged || row->state == LagState::kNotSameTable)
+      bad.push_back(row->reason);
+  }
+  if (bad.empty())
+    return {"divergence", true, false,
+            s.failover.to + " holds no commit that " + s.failover.from + " never had"};
+  std::string why = std::to_string(bad.size()) + " tables diverged in " + s.failover.to + ": ";
+  for (std::size_t i = 0; i < bad.size() && i < 3; ++i) why += (i ? "; " : "") + bad[i];
+  return {"divergence", false, false, why + "; reconcile them by hand before promoting"};
+}
+
+GuardResult BestCandidate(const GuardSnapshot& s) {
+  auto missing = [&](const std::string& region) -> std::optional<long long> {
+    auto rows = RowsFor(s, region);
+    long long total = 0;
+    for (const TableIdent& t : s.scope_tables) {
+      auto it = rows.find(t);
+      if (it == rows.end()) return std::nullopt;
+      const TableLag& r = *it->second;
+      if (r.state != LagState::kBehind && r.state != LagState::kCaughtUp) return std::nullopt;
+      total += r.missing_commits;
+    }
+    return total;
+  };
+  std::vector<const Region*> others;
+  for (const Region& r : s.regions)
+    if (r.name != s.failover.from && r.name != s.failover.to &&
+        r.health == RegionHealth::kHealthy && !r.fenced && !r.maintenance)
+      others.push_back(&r);
+  if (others.empty())
+    return {"best_candidate", true, false, "no other healthy region to compare with"};
+  const auto target = missing(s.failover.to);
+  for (const Region* r : others) {
+    auto theirs = missing(r->name);
+    if (!theirs || (target && *theirs >= *target)) continue;
+    GuardResult g{"best_candidate", false, false,
+                  r->name + " lacks " + std::to_string(*theirs) + " commits of the scope, " +
+                      s.failover.to + " " +
+                      (target ? std::to_string(*target) : "an unknown number") +
+                      ": promote the most advanced replica, or force with a reason"};
+    if (!s.waivers.force_candidate.empty()) {
+      g.waived = true;
+      g.reason += "; forced: " + s.waivers.force_candidate;
+    }
+    return g;
+  }
+  return {"best_candidate", true, false,
+          s.failover.to + " is at least as far ahead as any other healthy region"};
+}
+
+}  // namespace
+
+bool ScopesOverlap(const Failover& a, const std::vector<TableIdent>& a_tables, const Failover& b) {
+  auto scope = CatalogScope::Parse(b.scope);
+  if (!scope.ok()) return true;  // cannot tell: assume it does
+  if (scope->kind == CatalogScope::Kind::kOwner) {
+    if (scope->owner_region() == a.from) return !a_tables.empty() || a.scope == b.scope;
+    return false;
+  }
+  if (b.from != a.from && b.to != a.from) return false;
+  return std::any_of(a_tables.begin(), a_tables.end(),
+                     [&](const TableIdent& t) { return scope->Matches(t); });
+}
+
+std::vector<GuardResult> EvaluateGuards(const GuardSnapshot& s) {
+  return {Leadership(), TargetHealthy(s), Rpo(s),          NoOverlap(s),
+          Cooldown(s),  Divergence(s),    BestCandidate(s)};
+}
+
+bool GuardsPass(const std::vector<GuardResult>& results) {
+  return std::all_of(results.begin(), results.end(),
+                     [](const GuardResult& g) { return g.ok || g.waived; });
+}
+
+std::string GuardFailures(const std::vector<GuardResult>& results) {
+  std::string out;
+  for (const GuardResult& g : results)
+    if (!g.ok && !g.waived) out += (out.empty() ? "" : "; ") + g.guard + ": " + g.reason;
+  return out;
+}
+
+nlohmann::json GuardResultsJson(const std::vector<GuardResult>& results) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const GuardResult& g : results)
+    out.push_back({{"guard", g.guard}, {"ok", g.ok}, {"waived", g.waived}, {"reason", g.reason}});
+  return out;
+}
+
+}  // namespace icewarden

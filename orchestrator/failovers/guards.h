@@ -1,0 +1,80 @@
+// Failover guards (DESIGN.md rule 3): what must hold for a failover to be approved and,
+// again, just before it promotes. Pure: EvaluateGuards reads a GuardSnapshot gathered by the
+// caller and returns one result per guard, each with a sentence saying why it passed or
+// failed, so the same check is shown at proposal, enforced at approval and enforced again
+// between fenced and promoting.
+//
+// Guards, in the order they are reported:
+//   leadership       this daemon may act (a single SQLite replica always leads)
+//   target_healthy   the region gaining ownership is healthy and neither fenced nor in
+//                    maintenance
+//   rpo              every table of the scope trails its owner by at most max_staleness in
+//                    the target (the runbook's max_lag guard may lower it); a table whose
+//                    owner cannot be read counts with its bound (last known lag + the time
+//                    since it was measured); a table with no bound fails. Waived only by
+//                    accept_data_loss with a reason.
+//   no_overlap       no other active failover touches a table of the scope
+//   cooldown         the scope's last failover ended more than `cooldown` ago, or was
+//                    acknowledged; an admin may override with a reason
+//   divergence       the target holds no commit the owner never had (and no other table
+//                    under the same name)
+//   best_candidate   with more than two regions, no other healthy region is further ahead
+//                    for the scope than the target; overridden only with a reason
+// Thread-safety: pure function over plain values.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runbooks/runbook.h"
+#include "state/types.h"
+
+namespace icewarden {
+
+struct LagReport;
+
+struct GuardResult {
+  std::string guard{};  // "rpo"
+  bool ok = false;
+  bool waived = false;  // failed on its own, but accepted (accept_data_loss, override, force)
+  std::string reason{};
+};
+
+// Who asked to set a guard aside, and why. An empty reason waives nothing.
+struct GuardWaivers {
+  std::string accept_data_loss{};   // rpo (an approver's reason)
+  std::string cooldown_override{};  // cooldown (an admin's reason)
+  std::string force_candidate{};    // best_candidate
+};
+
+struct GuardSnapshot {
+  UnixMillis now = 0;
+  Failover failover{};                     // id (may be empty at proposal), kind, scope, from, to
+  std::vector<Region> regions{};           // every region's recorded health
+  std::vector<TableIdent> scope_tables{};  // the scope's tables, owned by failover.from
+  std::shared_ptr<const LagReport> lag{};  // the latest lag round; null before the first
+  std::vector<Failover> others{};          // every other failover: active ones and recent ones
+  std::chrono::milliseconds max_staleness{0};
+  std::chrono::milliseconds cooldown{0};
+  std::vector<RunbookGuard> runbook_guards{};  // may tighten max_staleness and cooldown
+  GuardWaivers waivers{};
+};
+
+std::vector<GuardResult> EvaluateGuards(const GuardSnapshot& snapshot);
+
+// True when every result passed or was waived.
+bool GuardsPass(const std::vector<GuardResult>& results);
+// "rpo: ...; cooldown: ..." for the failures that were not waived.
+std::string GuardFailures(const std::vector<GuardResult>& results);
+// [{guard, ok, waived, reason}]
+nlohmann::json GuardResultsJson(const std::vector<GuardResult>& results);
+
+// Whether two failovers' scopes can touch a common table (conservative: owner scopes of the
+// same region, or any pattern matching a table of the other's scope).
+bool ScopesOverlap(const Failover& a, const std::vector<TableIdent>& a_tables, const Failover& b);
+
+}  // namespace icewarden

@@ -1,0 +1,92 @@
+#include "orchestrator/failovers/route_table.h"
+
+#include <openssl/sha.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "actions/action.h"
+#include "runbooks/runbook_parser.h"
+#include "state/table_pattern.h"
+
+namespace icewarden {
+namespace {
+
+constexpr std::size_t kMaxRunbookBytes = 1 << 20;
+
+std::optional<std::string> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (buf.str().size() > kMaxRunbookBytes) return std::nullopt;
+  return buf.str();
+}
+
+}  // namespace
+
+std::string Sha256Tag(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (unsigned char c : digest) {
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
+  }
+  return out;
+}
+
+std::optional<RouteTable> RouteTable::Load(const Config& config, const ActionRegistry& registry,
+                                           std::vector<std::string>* errors) {
+  std::vector<LoadedRoute> routes;
+  const std::size_t before = errors->size();
+  for (const FailoverRouteConfig& rc : config.failovers) {
+    const std::string where = config.source_path + ":" + std::to_string(rc.line) + ":" +
+                              std::to_string(rc.column) + ": failovers route '" + rc.name + "'";
+    // The bytes hashed are the bytes parsed: read once.
+    std::optional<std::string> text = ReadBytes(rc.runbook);
+    if (!text) {
+      errors->push_back(where + ": cannot read runbook " + rc.runbook +
+                        " (missing, unreadable or over 1 MiB)");
+      continue;
+    }
+    RunbookLoad load = ParseRunbook(*text, rc.runbook, registry);
+    if (!load.ok()) {
+      for (const RunbookError& e : load.errors) errors->push_back(e.ToString());
+      continue;
+    }
+    std::vector<std::string> declared;
+    for (const RunbookParameter& p : load.runbook->parameters) declared.push_back(p.name);
+    for (const auto& [name, value] : rc.params) {
+      if (std::find(declared.begin(), declared.end(), name) == declared.end()) {
+        errors->push_back(where + ": params." + name + ": runbook " + rc.runbook +
+                          " declares no parameter '" + name + "'");
+      }
+    }
+    routes.push_back(LoadedRoute{rc, std::move(*load.runbook), Sha256Tag(*text)});
+  }
+  if (errors->size() != before) return std::nullopt;
+  return RouteTable(std::move(routes));
+}
+
+const LoadedRoute* RouteTable::Find(FailoverKind kind, const std::string& from,
+                                    const std::string& to, const std::string& scope) const {
+  const std::string kind_name = FailoverKindName(kind);
+  for (const LoadedRoute& r : routes_) {
+    const FailoverRouteConfig& c = r.config;
+    if (c.kind != kind_name || c.to != to) continue;
+    if (c.from != "*" && c.from != from) continue;
+    if (!GlobMatch(c.scope, scope)) continue;
+    return &r;
+  }
+  return nullptr;
+}
+
+const LoadedRoute* RouteTable::Named(const std::string& name) const {
+  for (const LoadedRoute& r : routes_)
+    if (r.config.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace icewarden
