@@ -50,9 +50,9 @@ struct FailoverInput {
   std::string actor{};   // identity: token name, "executor", "webhook:alertmanager"
   std::string reason{};  // required for approve, abort and operator fencing confirmations
   FencingKind fencing_kind = FencingKind::kOperator;  // for kConfirmFencing
+  UnixMillis at = 0;
   std::string evidence_json{};         // for kConfirmFencing: what was observed (a JSON object)
   UnixMillis approval_expires_at = 0;  // for kApprove: 0 never expires
-  UnixMillis at = 0;
 };
 
 struct FailoverPolicy {

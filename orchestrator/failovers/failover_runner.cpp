@@ -142,9 +142,7 @@ void FailoverRunner::Examine(const Failover& f) {
     in.actor_kind = ActorKind::kExecutor;
     in.actor = "executor";
     in.fencing_kind = FencingKind::kEvidenceUnreachable;
-    in.reason = why;
-    in.evidence_json = *evidence;
-    auto d = d_.orchestrator->ApplyToFailover(f.id, in, "executor");
+    auto d = Apply(f.id, in);
     if (!d.ok() || !d->accepted) {
       spdlog::warn("{}: old_region_unreachable evidence not recorded: {}", f.id,
                    d.ok() ? d->reason : d.status().ToString());
@@ -252,6 +250,17 @@ Result<FailoverDecision> FailoverRunner::Apply(const std::string& id, const Fail
           f.from + "; runbook " + f.runbook + " has none that succeeded");
     FailoverInput with = in;
     with.evidence_json = DumpJson(evidence);
+    return d_.orchestrator->ApplyToFailover(id, with, "executor");
+  }
+  if (in.event == FailoverEvent::kConfirmFencing &&
+      in.fencing_kind == FencingKind::kEvidenceUnreachable) {
+    // Whoever sends it, silence is checked here, where it is observed.
+    std::string why;
+    auto evidence = d_.service->UnreachableEvidence(f, &why);
+    if (!evidence) return refuse("no old_region_unreachable evidence: " + why);
+    FailoverInput with = in;
+    with.reason = why;
+    with.evidence_json = *evidence;
     return d_.orchestrator->ApplyToFailover(id, with, "executor");
   }
   return d_.orchestrator->ApplyToFailover(id, in, "executor");

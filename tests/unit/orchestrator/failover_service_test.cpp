@@ -1,0 +1,305 @@
+// The failover commands and the daemon's runner, end to end over fake actions: what an
+// operator and an approver rely on (guards refuse with their name and reason, approvals are
+// bound to the plan, evidence is checked, a held failover waits for a person) and rule 1.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "orchestrator/failovers/failover_report.h"
+#include "tests/unit/orchestrator/failover_service_fixture.h"
+
+namespace icewarden::testing {
+namespace {
+
+using P = FailoverPhase;
+
+bool GuardFailed(const CommandOutcome& out, const std::string& guard) {
+  for (const auto& g : out.body.value("guards", nlohmann::json::array()))
+    if (g["guard"] == guard && !g["ok"].get<bool>() && !g["waived"].get<bool>()) return true;
+  return false;
+}
+
+TEST_F(FailoverServiceTest, DryRunShowsPlanAndGuardsAndCreatesNothing) {
+  Build();
+  ProposeRequest req{FailoverKind::kFailover, kEu, "owner:us-east-1", "drill", "", true};
+  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_EQ(out.body["tables"], 2);
+  EXPECT_EQ(out.body["plan"]["steps"].size(), 3u);
+  EXPECT_TRUE(out.body["plan_hash"].get<std::string>().starts_with("sha256:"));
+  EXPECT_TRUE(out.body["guards_pass"].get<bool>()) << out.body.dump();
+  EXPECT_TRUE(store_->ListFailovers(10)->empty());
+}
+
+TEST_F(FailoverServiceTest, ApprovedFailoverRunsToCompletedWithQuietWindowEvidence) {
+  Build();
+  runner_->Start();
+  const std::string id = Propose();
+  CommandOutcome approved = Approve(id);
+  ASSERT_TRUE(approved.status.ok()) << approved.status.ToString();
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  Failover f = Get(id);
+  ASSERT_TRUE(f.fencing);
+  EXPECT_EQ(f.fencing->kind, FencingKind::kEvidenceSteps);
+  EXPECT_NE(f.fencing->evidence_json.find("fence.catalog_quiet"), std::string::npos);
+  EXPECT_NE(f.rpo_json.find("sales.orders"), std::string::npos) << f.rpo_json;
+  EXPECT_EQ(log_->RunCount("move"), 1);
+  auto report = BuildFailoverReport(*store_, id);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ((*report)["failover"]["phase"], "completed");
+  EXPECT_TRUE((*report)["durations"]["machine_ms"].is_number()) << (*report)["durations"].dump();
+  EXPECT_EQ((*report)["steps"].size(), 3u);
+}
+
+TEST_F(FailoverServiceTest, ApprovalOfAnotherPlanIsRefused) {
+  Build();
+  const std::string id = Propose();
+  ApproveRequest req;
+  req.plan_hash = "sha256:0000";
+  CommandOutcome out = service_->Approve(Person("alice", ActorKind::kApprover), id, req);
+  EXPECT_EQ(out.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(out.status.message().find("plan changed"), std::string::npos) << out.status.message();
+  EXPECT_EQ(Get(id).phase, P::kProposed);
+  EXPECT_TRUE(Get(id).approvals.empty());
+}
+
+TEST_F(FailoverServiceTest, ProposerMayNotApproveUnderTwoPersonRule) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {}}\n", /*two_person=*/true);
+  const std::string id = Propose();
+  CommandOutcome own = Approve(id, "olivia");
+  EXPECT_EQ(own.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(own.status.message().find("may not approve"), std::string::npos) << own.status.message();
+  EXPECT_TRUE(Approve(id, "alice").status.ok());
+  EXPECT_EQ(Get(id).phase, P::kProposed);  // one of two
+  EXPECT_TRUE(Approve(id, "bob").status.ok());
+  EXPECT_EQ(Get(id).phase, P::kApproved);
+}
+
+TEST_F(FailoverServiceTest, FirstOfTwoApprovalsExpires) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {}}\n", /*two_person=*/true);
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id, "alice").status.ok());
+  clock_->Advance(config_.policies.approval_ttl + std::chrono::seconds(1));
+  PublishLag(std::chrono::seconds(1), LagState::kBehind);
+  ASSERT_TRUE(Approve(id, "bob").status.ok());
+  EXPECT_EQ(Get(id).phase, P::kProposed) << "alice's expired approval must not count";
+}
+
+TEST_F(FailoverServiceTest, RpoGuardRefusesApprovalUnlessDataLossIsAccepted) {
+  Build();
+  PublishLag(std::chrono::minutes(5), LagState::kBehind);
+  const std::string id = Propose();
+  CommandOutcome refused = Approve(id);
+  EXPECT_EQ(refused.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(GuardFailed(refused, "rpo")) << refused.body.dump();
+  EXPECT_EQ(Get(id).phase, P::kProposed);
+  CommandOutcome accepted = Approve(id, "alice", "us-east-1 is gone; 5m of orders re-sent by hand");
+  ASSERT_TRUE(accepted.status.ok()) << accepted.status.ToString();
+  EXPECT_EQ(Get(id).accept_data_loss.value_or(""), "us-east-1 is gone; 5m of orders re-sent by hand");
+}
+
+TEST_F(FailoverServiceTest, UnknownLagWithALastKnownBoundCountsTheBound) {
+  Build();
+  LagReport report;
+  report.at = clock_->Now();
+  for (const char* t : {"sales.items", "sales.orders"}) {
+    TableLag row;
+    row.table = *TableIdent::Parse(t);
+    row.owner = kUs;
+    row.replica = kEu;
+    row.state = LagState::kUnknown;
+    row.last_known_at = clock_->Now() - 50'000;  // compared 50 s ago, 2 s behind then
+    row.last_known_lag = std::chrono::seconds(2);
+    report.tables.push_back(row);
+  }
+  live_.PublishLag(report);
+  const std::string id = Propose();
+  EXPECT_TRUE(Approve(id).status.ok()) << "52 s of bound is within max_staleness 1m";
+  // The same, measured 70 s ago: the bound (72 s) is over max_staleness.
+  for (auto& row : report.tables) row.last_known_at = clock_->Now() - 70'000;
+  live_.PublishLag(report);
+  ASSERT_TRUE(service_->Abort(Person("olivia", ActorKind::kOperator), id, "again").status.ok());
+  clock_->Advance(std::chrono::minutes(10));
+  const std::string id2 = Propose();
+  CommandOutcome out = Approve(id2);
+  EXPECT_TRUE(GuardFailed(out, "rpo")) << out.body.dump();
+}
+
+TEST_F(FailoverServiceTest, TargetUnhealthyAndDivergedTargetAreRefused) {
+  Build();
+  SetHealth(kEu, RegionHealth::kDegraded);
+  const std::string id = Propose();
+  CommandOutcome out = Approve(id);
+  EXPECT_TRUE(GuardFailed(out, "target_healthy")) << out.body.dump();
+  SetHealth(kEu, RegionHealth::kHealthy);
+  PublishLag(std::chrono::seconds(0), LagState::kDiverged);
+  out = Approve(id);
+  EXPECT_TRUE(GuardFailed(out, "divergence")) << out.body.dump();
+  EXPECT_EQ(Get(id).phase, P::kProposed);
+}
+
+TEST_F(FailoverServiceTest, OverlappingProposalIsRefused) {
+  Build();
+  Propose();
+  ProposeRequest req{FailoverKind::kFailover, kEu, "tables:sales.orders", "again", kUs, false};
+  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(out.status.message().find("no_overlap"), std::string::npos) << out.status.message();
+  EXPECT_EQ(store_->ListFailovers(10)->size(), 1u);
+}
+
+TEST_F(FailoverServiceTest, CooldownBlocksTheWayBackUntilAcknowledged) {
+  Build();
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted));
+  // Back again: eu-central-1 now owns both tables.
+  ProposeRequest back{FailoverKind::kFailover, kUs, "owner:eu-central-1", "back", "", false};
+  CommandOutcome proposed = service_->Propose(Person("olivia", ActorKind::kOperator), back);
+  ASSERT_TRUE(proposed.status.ok()) << proposed.status.ToString();
+  const std::string back_id = proposed.body["failover"]["id"];
+  LagReport report;
+  report.at = clock_->Now();
+  for (const char* t : {"sales.items", "sales.orders"}) {
+    TableLag row;
+    row.table = *TableIdent::Parse(t);
+    row.owner = kEu;
+    row.replica = kUs;
+    row.state = LagState::kCaughtUp;
+    report.tables.push_back(row);
+  }
+  live_.PublishLag(report);
+  CommandOutcome refused = Approve(back_id);
+  EXPECT_TRUE(GuardFailed(refused, "cooldown")) << refused.body.dump();
+  ASSERT_TRUE(service_->Ack(Person("olivia", ActorKind::kOperator), id, "reviewed").status.ok());
+  EXPECT_TRUE(Approve(back_id).status.ok());
+}
+
+TEST_F(FailoverServiceTest, GuardFailingBeforePromotionHoldsInFencedUntilReapproved) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {delay_ms: 300}}\n");
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  SetHealth(kEu, RegionHealth::kDegraded);  // while the fence step runs
+  ASSERT_TRUE(WaitFor(id, P::kFenced));
+  for (int i = 0; i < 100 && Get(id).promotion_hold.empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_NE(Get(id).promotion_hold.find("target_healthy"), std::string::npos) << Get(id).promotion_hold;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Get(id).phase, P::kFenced);
+  EXPECT_EQ(log_->RunCount("move"), 0);
+  SetHealth(kEu, RegionHealth::kHealthy);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Get(id).phase, P::kFenced) << "a healed guard alone does not promote";
+  ASSERT_TRUE(Approve(id, "bob").status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+}
+
+TEST_F(FailoverServiceTest, SilenceLongEnoughIsUnreachableEvidence) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {outcomes: [failed]}}\n");
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  live_.PublishSilence(kUs, RegionSilence{clock_->Now() - 5000, 5, "connection refused"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing) << "5 s of silence is less than unreachable_for 10s";
+  live_.PublishSilence(kUs, std::nullopt);  // it answered (say 503): alive
+  clock_->Advance(std::chrono::seconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing);
+  live_.PublishSilence(kUs, RegionSilence{clock_->Now() - 12'000, 12, "connection refused"});
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  ASSERT_TRUE(Get(id).fencing);
+  EXPECT_EQ(Get(id).fencing->kind, FencingKind::kEvidenceUnreachable);
+  EXPECT_NE(Get(id).fencing->evidence_json.find("silent_since"), std::string::npos);
+}
+
+TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
+  Build("  - {id: gate, action: fake.idem, params: {}}\n");
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing);
+  auto audit = store_->ListAudit({0, 1000, id});
+  bool said = false;
+  for (const auto& e : *audit) said = said || e.reason.find("fence.catalog_quiet") != std::string::npos;
+  EXPECT_TRUE(said) << "the refusal says a quiet-window step is missing";
+  CommandOutcome by_operator = service_->ConfirmFencing(Person("olivia", ActorKind::kOperator), id, "powered off");
+  EXPECT_EQ(by_operator.status.code(), StatusCode::kFailedPrecondition) << "operators may not; the API checks roles too";
+  ASSERT_TRUE(service_->ConfirmFencing(Person("alice", ActorKind::kApprover), id, "powered off").status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted));
+}
+
+// Rule 1 under arbitrary commands from every role and source: whatever is sent in whatever
+// order, a failover is never promoting (or past it) without an approval of its plan and a
+// fencing confirmation on record.
+TEST_F(FailoverServiceTest, RandomCommandsNeverPromoteWithoutApprovalAndFencing) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {outcomes: [failed, succeeded]}}\n");
+  std::mt19937 rng(20261201);
+  const ActorKind kinds[] = {ActorKind::kOperator, ActorKind::kApprover, ActorKind::kAdmin,
+                             ActorKind::kWebhook,  ActorKind::kProbe,    ActorKind::kExecutor};
+  const FailoverEvent events[] = {
+      FailoverEvent::kApprove,       FailoverEvent::kAbort,          FailoverEvent::kBeginFencing,
+      FailoverEvent::kConfirmFencing, FailoverEvent::kBeginPromotion, FailoverEvent::kPromoted,
+      FailoverEvent::kVerified,      FailoverEvent::kStepFailed,     FailoverEvent::kInFlightUnknown};
+  int promoted = 0;
+  for (int round = 0; round < 40; ++round) {
+    clock_->Advance(std::chrono::minutes(10));
+    PublishLag(std::chrono::seconds(1), LagState::kBehind);
+    std::string id = Propose();
+    if (id.empty()) continue;
+    for (int step = 0; step < 12; ++step) {
+      const int what = rng() % 4;
+      const ActorKind kind = kinds[rng() % 6];
+      const std::string who = rng() % 2 ? "olivia" : "alice";
+      if (what == 0) {
+        ApproveRequest req;
+        req.plan_hash = rng() % 4 ? PlanHash(id) : "sha256:stale";
+        service_->Approve(Caller{who, kind, "fuzz"}, id, req);
+      } else if (what == 1) {
+        service_->ConfirmFencing(Caller{who, kind, "fuzz"}, id, rng() % 3 ? "because" : "");
+      } else if (what == 2) {
+        service_->Abort(Caller{who, kind, "fuzz"}, id, rng() % 5 ? "" : "stop");
+      } else {
+        FailoverInput in;
+        in.event = events[rng() % 9];
+        in.actor_kind = kind;
+        in.actor = who;
+        in.reason = "fuzz";
+        in.fencing_kind = static_cast<FencingKind>(rng() % 3);
+        runner_->Apply(id, in);  // the executor's path, guards included
+      }
+      const Failover f = Get(id);
+      const bool past = f.phase == P::kPromoting || f.phase == P::kVerifying ||
+                        f.phase == P::kCompleted || f.phase == P::kFailed ||
+                        f.phase == P::kCompensating || f.phase == P::kRolledBack;
+      const bool reached = past || (f.phase == P::kNeedsAttention && f.fencing);
+      if (!reached) continue;
+      ++promoted;
+      ASSERT_TRUE(f.fencing.has_value()) << id << " in " << FailoverPhaseName(f.phase);
+      bool approved = false;
+      for (const Approval& a : f.approvals) approved = approved || a.plan_hash == f.plan.plan_hash;
+      ASSERT_TRUE(approved) << id << " in " << FailoverPhaseName(f.phase) << " without approval";
+    }
+    if (!IsTerminal(Get(id).phase))
+      service_->Abort(Person("olivia", ActorKind::kOperator), id, "next round");
+    if (!IsTerminal(Get(id).phase)) {
+      // Past fencing: abort is refused; let it end so the next round's scope is free.
+      FailoverInput in{FailoverEvent::kStepFailed, ActorKind::kExecutor, "executor", "end"};
+      runner_->Apply(id, in);
+      runner_->Apply(id, FailoverInput{FailoverEvent::kBeginCompensation, ActorKind::kExecutor, "executor", "end"});
+      runner_->Apply(id, FailoverInput{FailoverEvent::kCompensated, ActorKind::kExecutor, "executor", "end"});
+    }
+    // needs_attention holds its scope until a person looks: no further round can propose.
+    if (!IsTerminal(Get(id).phase)) break;
+  }
+  EXPECT_GT(promoted, 0) << "the sequences should reach promotion sometimes, or they prove nothing";
+}
+
+}  // namespace
+}  // namespace icewarden::testing
