@@ -122,6 +122,33 @@ bool LooksAlive(Conn& conn) {
   return conn.tls != nullptr;
 }
 
+bool TimedOut(const error_code& ec) {
+  return ec == beast::error::timeout || ec == asio::error::operation_aborted;
+}
+
+// What the server did in a handshake that failed. Closed or timed out before a byte:
+// silence. Anything else (a certificate that does not verify, bytes that are not TLS)
+// means the server sent something.
+PeerReply HandshakeReply(const error_code& ec) {
+  if (TimedOut(ec) || ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::ssl::error::stream_truncated)
+    return PeerReply::kSilent;
+  return PeerReply::kAnswered;
+}
+
+// What the server did in a write and read that failed. Beast's parser errors mean bytes
+// arrived that are not a readable HTTP response, except end_of_stream: the connection
+// closed before the first byte of one.
+PeerReply ExchangeReply(const error_code& ec, const beast::flat_buffer& buffer,
+                        const http::response_parser<http::string_body>& parser) {
+  const bool got_bytes = buffer.size() > 0 || parser.got_some();
+  if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message)
+    return PeerReply::kUnparsed;
+  return got_bytes || ec == http::error::partial_message ? PeerReply::kAnswered
+                                                         : PeerReply::kSilent;
+}
+
 // "Keep-Alive: timeout=5, max=100" -> 5s; nullopt when absent or unparsable.
 std::optional<std::chrono::seconds> KeepAliveTimeout(std::string_view v) {
   size_t at = v.find("timeout=");
@@ -173,6 +200,7 @@ class BeastTransport final : public HttpTransport {
           try {
             r = co_await Exchange(std::move(request), deadline);
           } catch (const std::exception& e) {
+            // Where it failed is unknown, so it is not silence (PeerReply::kUnknown).
             r = Status::Unavailable(std::string("http exchange: ") + e.what());
           }
           done(std::move(r));
@@ -248,7 +276,7 @@ class BeastTransport final : public HttpTransport {
   asio::awaitable<std::optional<Status>> Open(
       const ParsedUrl& url, std::optional<tcp::resolver::results_type>& endpoints,
       std::chrono::steady_clock::time_point expiry, Conn& conn,
-      const std::function<Status(const char*, const error_code&)>& fail) {
+      const std::function<Status(const char*, const error_code&, PeerReply)>& fail) {
     const std::string where = Where(url);
     error_code ec;
     if (!endpoints) {
@@ -261,17 +289,18 @@ class BeastTransport final : public HttpTransport {
       auto found = co_await resolver.async_resolve(url.host, url.port,
                                                    asio::redirect_error(asio::use_awaitable, ec));
       resolve_timer.cancel();
-      if (ec) co_return fail("resolve", ec);
+      if (ec) co_return fail("resolve", ec, PeerReply::kSilent);
       endpoints = std::move(found);
     }
     if (!url.https) {
       conn.tcp = std::make_unique<beast::tcp_stream>(io_);
       conn.tcp->expires_at(expiry);
       co_await conn.tcp->async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("connect", ec);
+      if (ec) co_return fail("connect", ec, PeerReply::kSilent);
       conn.tcp->socket().set_option(tcp::no_delay(true), ec);  // best effort
       co_return std::nullopt;
     }
+    // Local TLS setup errors never reach the server: PeerReply::kUnknown, not silence.
     if (!tls_setup_error_.empty())
       co_return Status::Unavailable("tls " + where + ": " + tls_setup_error_);
     conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, ssl_);
@@ -285,12 +314,12 @@ class BeastTransport final : public HttpTransport {
     auto& lowest = conn.lowest();
     lowest.expires_at(expiry);
     co_await lowest.async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return fail("connect", ec);
+    if (ec) co_return fail("connect", ec, PeerReply::kSilent);
     lowest.socket().set_option(tcp::no_delay(true), ec);  // best effort
     lowest.expires_at(expiry);
     co_await conn.tls->async_handshake(asio::ssl::stream_base::client,
                                        asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return fail("tls", ec);
+    if (ec) co_return fail("tls", ec, HandshakeReply(ec));
     co_return std::nullopt;
   }
 
@@ -302,13 +331,12 @@ class BeastTransport final : public HttpTransport {
     const std::string where = Where(*url);
     const std::string timeout_text =
         "deadline of " + std::to_string(deadline.count()) + "ms exceeded";
-    std::function<Status(const char*, const error_code&)> fail = [&](const char* phase,
-                                                                     const error_code& ec) {
-      std::string why = ec == beast::error::timeout || ec == asio::error::operation_aborted
-                            ? timeout_text
-                            : ec.message();
-      return Status::Unavailable(std::string(phase) + " " + where + ": " + why);
-    };
+    std::function<Status(const char*, const error_code&, PeerReply)> fail =
+        [&](const char* phase, const error_code& ec, PeerReply reply) {
+          std::string why = TimedOut(ec) ? timeout_text : ec.message();
+          return Status::Unavailable(std::string(phase) + " " + where + ": " + why)
+              .WithReply(reply);
+        };
     const bool pooling = pool_options_.max_idle_per_host > 0;
     const std::string key = (url->https ? "https://" : "http://") + where;
     const auto verb = http::string_to_verb(request.method);
@@ -347,17 +375,15 @@ class BeastTransport final : public HttpTransport {
               : co_await WriteRead(*conn.tls, conn.lowest(), req, buffer, parser, expiry, phase);
       if (ec) {
         conn.Close();
-        const bool timed_out = ec == beast::error::timeout || ec == asio::error::operation_aborted;
+        const bool timed_out = TimedOut(ec);
         // The server may have closed the idle connection just as we sent: nothing of the
         // response arrived. Only a GET or HEAD may be sent again.
         if (reused && idempotent && attempt == 0 && !timed_out && buffer.size() == 0 &&
             !parser.got_some()) {
           continue;
         }
-        Status s = fail(phase, ec);
-        if (reused && !timed_out) {
-          s = Status::Unavailable(s.message() + " (on a reused connection)");
-        }
+        Status s = fail(phase, ec, ExchangeReply(ec, buffer, parser));
+        if (reused && !timed_out) s = s.WithMessage(s.message() + " (on a reused connection)");
         co_return s;
       }
 

@@ -36,11 +36,14 @@ void Commit(const std::shared_ptr<CanaryState>& state,
         if (!r.ok()) {
           // 409: the uuid no longer matches (or another requirement failed); reload next time.
           if (r.status().code() == StatusCode::kConflict) state->table_uuid.clear();
-          return attempt->Fail(ProbeDetail(r.status(), attempt->deadline(), what));
+          return attempt->Fail(r.status(), what);
         }
         if (r->kind == CommitOutcome::Kind::kStateUnknown) {
+          // A 500/502/504 is an answer; a connection lost after sending may be silence.
+          if (r->reply != PeerReply::kSilent) attempt->NoteAnswer(r->reply == PeerReply::kUnparsed);
           return attempt->Fail("commit state unknown: " + r->detail);
         }
+        attempt->NoteAnswer();
         attempt->Pass();
       },
       CallOptions{attempt->Remaining()});
@@ -62,7 +65,9 @@ class CanaryCommitProbe final : public Probe {
         state_->table, std::nullopt,
         [attempt, state = state_](Result<LoadTableOutcome> r) {
           const std::string what = "load table " + state->table.ToString();
-          if (!r.ok()) return attempt->Fail(ProbeDetail(r.status(), attempt->deadline(), what));
+          if (!r.ok()) return attempt->Fail(r.status(), what);
+          // Heard from the catalog: a commit that then times out leaves the check answered.
+          attempt->NoteAnswer();
           if (r->table.table_uuid.empty())
             return attempt->Fail(what + ": no table-uuid in the answer");
           state->table_uuid = r->table.table_uuid;

@@ -114,19 +114,20 @@ void OAuthTokenSource::Fetch(std::chrono::milliseconds deadline) {
       [self = shared_from_this(), endpoint, requested_at](Result<HttpResponse> r) {
         const std::string what = "oauth2 token request to " + endpoint;
         if (!r.ok()) {
-          self->Finish(Status(r.status().code(), what + ": " + r.status().message()));
+          self->Finish(r.status().WithMessage(what + ": " + r.status().message()));
           return;
         }
         if (r->status != 200) {
           std::string why = ParseOAuthError(r->body).value_or("no OAuthError body");
           std::string msg = what + " failed: " + std::to_string(r->status) + " " + why;
-          self->Finish(r->status >= 500 || r->status == 429 ? Status::Unavailable(msg)
-                                                            : Status::Unauthenticated(msg));
+          self->Finish((r->status >= 500 || r->status == 429 ? Status::Unavailable(msg)
+                                                             : Status::Unauthenticated(msg))
+                           .WithReply(PeerReply::kAnswered));
           return;
         }
         auto token = ParseOAuthTokenResponse(r->body);
         if (!token.ok()) {
-          self->Finish(Status(token.status().code(), what + ": " + token.status().message()));
+          self->Finish(token.status().WithMessage(what + ": " + token.status().message()));
           return;
         }
         self->token_ = token->access_token;
@@ -145,7 +146,7 @@ void OAuthTokenSource::Fetch(std::chrono::milliseconds deadline) {
 
 void OAuthTokenSource::Finish(Result<std::string> token) {
   fetching_ = false;
-  if (!token.ok()) token = Status(token.status().code(), Redact(token.status().message()));
+  if (!token.ok()) token = token.status().WithMessage(Redact(token.status().message()));
   auto waiters = std::move(waiters_);
   waiters_.clear();
   for (auto& w : waiters) w(token);

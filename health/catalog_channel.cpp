@@ -10,11 +10,30 @@ struct CatalogChannel::Attempt {
   std::string token;  // the OAuth2 token this attempt carries
   bool reauthenticated = false;
   int retries_503 = 0;
+  bool answered = false;  // an earlier attempt got an HTTP response (a 401, 419 or 503)
 };
+
+namespace {
+
+// "https://host:8443/api/catalog" -> "https://host:8443".
+std::string_view Origin(std::string_view url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return url;
+  return url.substr(0, url.find('/', scheme + 3));
+}
+
+// A failed call's reply as the caller must read it: whatever the last attempt saw, unless
+// an earlier attempt of the same call heard from the catalog (then the catalog answered).
+Status WithCallReply(Status s, bool answered) {
+  return answered ? s.WithReply(PeerReply::kAnswered) : s;
+}
+
+}  // namespace
 
 CatalogChannel::CatalogChannel(CatalogAuth auth, std::string base_uri, RetryPolicy retry,
                                HttpTransport& transport, const Clock& clock)
-    : auth_kind_(auth.kind),
+    : base_uri_(base_uri),
+      auth_kind_(auth.kind),
       bearer_token_(auth.bearer_token),
       retry_(retry),
       transport_(transport),
@@ -24,7 +43,7 @@ CatalogChannel::CatalogChannel(CatalogAuth auth, std::string base_uri, RetryPoli
 
 Status CatalogChannel::Redact(const Status& status) const {
   if (status.ok()) return status;
-  return Status(status.code(), tokens_->Redact(status.message()));
+  return status.WithMessage(tokens_->Redact(status.message()));
 }
 
 void CatalogChannel::Send(HttpRequest request, std::chrono::milliseconds deadline,
@@ -55,8 +74,13 @@ void CatalogChannel::Authorize(std::shared_ptr<Attempt> a) {
     case CatalogAuth::Kind::kOAuth2ClientCredentials:
       tokens_->Get(a->deadline, [self = shared_from_this(), a](Result<std::string> token) {
         if (!token.ok()) {
-          // This attempt was never transmitted.
-          a->done(token.status(), /*may_have_been_delivered=*/false);
+          // This attempt was never transmitted. What the token endpoint did says something
+          // about the catalog only when the catalog serves it: an identity provider that
+          // is down proves nothing about the catalog, so that reply becomes kUnknown.
+          Status s = token.status();
+          if (Origin(self->tokens_->TokenEndpoint()) != Origin(self->base_uri_))
+            s = s.WithReply(PeerReply::kUnknown);
+          a->done(WithCallReply(std::move(s), a->answered), /*may_have_been_delivered=*/false);
           return;
         }
         a->token = *token;
@@ -71,9 +95,10 @@ void CatalogChannel::Transmit(std::shared_ptr<Attempt> a) {
   transport_.Send(a->request, a->deadline, [self = shared_from_this(), a](Result<HttpResponse> r) {
     if (!r.ok()) {
       const bool delivered = RequestMayHaveBeenDelivered(r.status());
-      a->done(std::move(r), delivered);
+      a->done(WithCallReply(r.status(), a->answered), delivered);
       return;
     }
+    a->answered = true;
     const int status = r->status;
     if ((status == 401 || status == 419) &&
         self->auth_kind_ == CatalogAuth::Kind::kOAuth2ClientCredentials && !a->reauthenticated) {

@@ -35,7 +35,9 @@ class CatalogChannel : public std::enable_shared_from_this<CatalogChannel> {
                  HttpTransport& transport, const Clock& clock);
 
   // Calls `done` once with the final response (any HTTP status) or with a transport or
-  // token error. `deadline` applies to each attempt and to each token request.
+  // token error. `deadline` applies to each attempt and to each token request. An error's
+  // Status::reply() is kAnswered when any attempt of the call got an HTTP response, and
+  // kUnknown for a token endpoint that is not on the catalog's origin.
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done);
 
@@ -56,6 +58,7 @@ class CatalogChannel : public std::enable_shared_from_this<CatalogChannel> {
   void Authorize(std::shared_ptr<Attempt> a);
   void Transmit(std::shared_ptr<Attempt> a);
 
+  std::string base_uri_;
   CatalogAuth::Kind auth_kind_;
   std::string bearer_token_;
   RetryPolicy retry_;

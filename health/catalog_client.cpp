@@ -39,7 +39,7 @@ std::string Snippet(std::string_view body) {
 }
 
 // "load table sales.orders: HTTP 404 NoSuchTableException: Table does not exist: ..."
-Status StatusFromHttp(const std::string& what, const HttpResponse& r) {
+Status StatusForCode(const std::string& what, const HttpResponse& r) {
   std::string detail;
   if (auto e = ParseIcebergError(r.body)) {
     detail = (e->type.empty() ? "" : e->type + ": ") + e->message;
@@ -61,8 +61,13 @@ Status StatusFromHttp(const std::string& what, const HttpResponse& r) {
   return Status::Unavailable(msg);
 }
 
+// Every HTTP status is an answer from the catalog (DESIGN.md rule 7).
+Status StatusFromHttp(const std::string& what, const HttpResponse& r) {
+  return StatusForCode(what, r).WithReply(PeerReply::kAnswered);
+}
+
 Status Prefixed(const std::string& what, const Status& s) {
-  return Status(s.code(), what + ": " + s.message());
+  return s.WithMessage(what + ": " + s.message());
 }
 
 }  // namespace
@@ -91,24 +96,48 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     done(std::move(r));
   }
 
+  // Tells on_unparsed about an answer that could not be read: `error` is the Status the
+  // call fails with (or, for a commit, the detail), `response` what came back; a transport
+  // error tagged kUnparsed (bytes that were not HTTP) has no response to show.
+  void ReportUnparsed(const char* kind, const Status& error, const HttpResponse* response) {
+    if (!options_.on_unparsed) return;
+    UnparsedAnswer a;
+    a.kind = response ? kind : "http";
+    a.error = channel_->Redact(error).message();
+    if (response) {
+      a.http_status = response->status;
+      a.excerpt = RedactedExcerpt(channel_->tokens().Redact(response->body), kUnparsedExcerptBytes);
+    }
+    options_.on_unparsed(a);
+  }
+
+  // A transport error passed on with context; one that carried unreadable bytes is reported.
+  Status TransportError(const std::string& what, const Status& s) {
+    Status out = Prefixed(what, s);
+    if (s.reply() == PeerReply::kUnparsed) ReportUnparsed("http", out, nullptr);
+    return out;
+  }
+
   void FetchConfig(std::chrono::milliseconds deadline, CatalogCallback<CatalogConfig> done) {
     HttpRequest req;
     req.url = base_ + "/v1/config";
     if (!options_.warehouse.empty()) req.url += "?warehouse=" + PercentEncode(options_.warehouse);
-    channel_->Send(std::move(req), deadline,
-                   [self = shared_from_this(), done](Result<HttpResponse> r) {
-                     const std::string what = "get catalog config from " + self->base_;
-                     if (!r.ok())
-                       return self->Deliver<CatalogConfig>(done, Prefixed(what, r.status()));
-                     if (r->status != 200)
-                       return self->Deliver<CatalogConfig>(done, StatusFromHttp(what, *r));
-                     auto config = ParseCatalogConfig(r->body, self->options_.properties);
-                     if (config.ok()) {
-                       self->config_ = *config;
-                       self->channel_->tokens().SetAdvertisedEndpoint(config->oauth2_server_uri);
-                     }
-                     self->Deliver(done, std::move(config));
-                   });
+    channel_->Send(
+        std::move(req), deadline, [self = shared_from_this(), done](Result<HttpResponse> r) {
+          const std::string what = "get catalog config from " + self->base_;
+          if (!r.ok())
+            return self->Deliver<CatalogConfig>(done, self->TransportError(what, r.status()));
+          if (r->status != 200) return self->Deliver<CatalogConfig>(done, StatusFromHttp(what, *r));
+          auto config = ParseCatalogConfig(r->body, self->options_.properties);
+          if (!config.ok()) {
+            Status s = Prefixed(what, config.status());
+            self->ReportUnparsed("config", s, &*r);
+            return self->Deliver<CatalogConfig>(done, s);
+          }
+          self->config_ = *config;
+          self->channel_->tokens().SetAdvertisedEndpoint(config->oauth2_server_uri);
+          self->Deliver(done, std::move(config));
+        });
   }
 
   // Runs `then` with OK once the config is known and advertises `endpoint`. Calls that
@@ -150,6 +179,7 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     std::function<std::string(const std::optional<std::string>&)> url_for;
     std::function<Result<std::optional<std::string>>(const std::string&, std::vector<Item>&)> parse;
     std::chrono::milliseconds deadline;
+    const char* kind;  // for UnparsedAnswer: "list_namespaces"
     CatalogCallback<std::vector<Item>> done;
     std::vector<Item> items;
     std::optional<std::string> token;
@@ -163,12 +193,16 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     channel_->Send(
         std::move(req), l->deadline, [self = shared_from_this(), l](Result<HttpResponse> r) {
           if (!r.ok())
-            return self->Deliver<std::vector<Item>>(l->done, Prefixed(l->what, r.status()));
+            return self->Deliver<std::vector<Item>>(l->done,
+                                                    self->TransportError(l->what, r.status()));
           if (r->status != 200)
             return self->Deliver<std::vector<Item>>(l->done, StatusFromHttp(l->what, *r));
           auto next = l->parse(r->body, l->items);
-          if (!next.ok())
-            return self->Deliver<std::vector<Item>>(l->done, Prefixed(l->what, next.status()));
+          if (!next.ok()) {
+            Status s = Prefixed(l->what, next.status());
+            self->ReportUnparsed(l->kind, s, &*r);
+            return self->Deliver<std::vector<Item>>(l->done, s);
+          }
           ++l->pages;
           if (!next->has_value() || next->value().empty()) {
             return self->Deliver<std::vector<Item>>(l->done, std::move(l->items));
@@ -176,12 +210,14 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
           if (next->value() == l->token) {
             return self->Deliver<std::vector<Item>>(
                 l->done, Status::Unavailable(
-                             l->what + ": the catalog returned the same next-page-token twice"));
+                             l->what + ": the catalog returned the same next-page-token twice")
+                             .WithReply(PeerReply::kAnswered));
           }
           if (l->pages >= self->options_.max_pages) {
             return self->Deliver<std::vector<Item>>(
                 l->done, Status::Unavailable(l->what + ": more than " +
-                                             std::to_string(self->options_.max_pages) + " pages"));
+                                             std::to_string(self->options_.max_pages) + " pages")
+                             .WithReply(PeerReply::kAnswered));
           }
           l->token = *next;
           self->NextPage(l);
@@ -201,6 +237,7 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     auto l = std::make_shared<Listing<Namespace>>();
     l->what = "list namespaces" + (parent ? " under " + NamespaceForPeople(*parent) : "");
     l->deadline = deadline;
+    l->kind = "list_namespaces";
     l->done = std::move(done);
     l->url_for = [this, parent](const std::optional<std::string>& token) {
       std::string q;
@@ -227,6 +264,7 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     auto l = std::make_shared<Listing<TableIdent>>();
     l->what = "list tables in " + NamespaceForPeople(ns);
     l->deadline = deadline;
+    l->kind = "list_tables";
     l->done = std::move(done);
     l->url_for = [this, ns](const std::optional<std::string>& token) {
       std::string page = PageQuery(token);
@@ -263,7 +301,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
               self->channel_->Send(
                   std::move(req), deadline, [self, etag, done, what](Result<HttpResponse> r) {
                     if (!r.ok())
-                      return self->Deliver<LoadTableOutcome>(done, Prefixed(what, r.status()));
+                      return self->Deliver<LoadTableOutcome>(
+                          done, self->TransportError(what, r.status()));
                     if (r->status == 304) {
                       LoadTableOutcome out;
                       out.not_modified = true;
@@ -273,8 +312,11 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                     if (r->status != 200)
                       return self->Deliver<LoadTableOutcome>(done, StatusFromHttp(what, *r));
                     auto view = ParseTableResult(r->body, "LoadTableResult");
-                    if (!view.ok())
-                      return self->Deliver<LoadTableOutcome>(done, Prefixed(what, view.status()));
+                    if (!view.ok()) {
+                      Status s = Prefixed(what, view.status());
+                      self->ReportUnparsed("load_table", s, &*r);
+                      return self->Deliver<LoadTableOutcome>(done, s);
+                    }
                     LoadTableOutcome out;
                     out.table = std::move(view).value();
                     out.table.etag = r->headers.Get("ETag").value_or("");
@@ -317,16 +359,17 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                 out.idempotency_key = key;
                 if (!r.ok()) {
                   // Not delivered: refused connections, and token failures before sending.
-                  if (!may_have_been_delivered) {
-                    return self->Deliver<CommitOutcome>(done, Prefixed(what, r.status()));
-                  }
+                  Status s = self->TransportError(what, r.status());
+                  if (!may_have_been_delivered) return self->Deliver<CommitOutcome>(done, s);
                   out.kind = CommitOutcome::Kind::kStateUnknown;
-                  out.detail = self->channel_->Redact(Prefixed(what, r.status())).message();
+                  out.reply = s.reply();
+                  out.detail = self->channel_->Redact(s).message();
                   return self->Deliver<CommitOutcome>(done, std::move(out));
                 }
                 const int status = r->status;
                 if (status == 500 || status == 502 || status == 504) {
                   out.kind = CommitOutcome::Kind::kStateUnknown;
+                  out.reply = PeerReply::kAnswered;
                   out.detail = self->channel_->Redact(StatusFromHttp(what, *r)).message();
                   return self->Deliver<CommitOutcome>(done, std::move(out));
                 }
@@ -334,7 +377,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                   auto e = ParseIcebergError(r->body);
                   return self->Deliver<CommitOutcome>(
                       done, Status::Conflict(what + " failed, a requirement was not met: " +
-                                             (e ? e->message : Snippet(r->body))));
+                                             (e ? e->message : Snippet(r->body)))
+                                .WithReply(PeerReply::kAnswered));
                 }
                 if (status != 200)
                   return self->Deliver<CommitOutcome>(done, StatusFromHttp(what, *r));
@@ -343,6 +387,7 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                   // 200 means it committed; only our view of the result is missing.
                   out.kind = CommitOutcome::Kind::kCommitted;
                   out.detail = view.status().message();
+                  self->ReportUnparsed("commit", Prefixed(what, view.status()), &*r);
                   return self->Deliver<CommitOutcome>(done, std::move(out));
                 }
                 out.table = std::move(view).value();

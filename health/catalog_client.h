@@ -27,10 +27,15 @@
 //   except on CommitTable, where 500, 502, 504 and a connection lost after the request may
 //   have been delivered are CommitOutcome::kStateUnknown, never retried by the client.
 //   A commit that could not get an OAuth2 token was not sent: that stays an error.
+// Every error's Status::reply() says what the catalog did: kAnswered for an HTTP status,
+// kUnparsed for a body (or bytes) icewarden could not read, kSilent for a transport
+// failure with nothing heard back, kUnknown when the catalog was not asked (a cached config
+// that lacks the endpoint, an identity provider elsewhere that failed).
 // No Status message contains the client secret or a token.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,6 +53,21 @@
 #include "state/types.h"
 
 namespace icewarden {
+
+// An answer the client could not parse, reported to CatalogClientOptions::on_unparsed so
+// that the daemon can count and log it (health/ does not log). The call itself fails with
+// a Status whose reply() is PeerReply::kUnparsed.
+struct UnparsedAnswer {
+  std::string kind;     // what was expected: "config", "list_namespaces", "list_tables",
+                        // "load_table", "commit", or "http" (the bytes were not HTTP at all)
+  std::string error;    // "get catalog config from ...: catalog returned a malformed ..."
+  int http_status = 0;  // 0 for "http"
+  // At most kUnparsedExcerptBytes of the body, non-printable bytes as spaces, with the
+  // client's own secrets and anything shaped like a token replaced by "***"
+  // (RedactedExcerpt in catalog_json.h). Empty for "http": the transport keeps no bytes.
+  std::string excerpt;
+};
+inline constexpr std::size_t kUnparsedExcerptBytes = 512;
 
 struct CatalogClientOptions {
   // The catalog's base URI without "/v1": "https://polaris.eu.example.com/api/catalog".
@@ -68,6 +88,9 @@ struct CatalogClientOptions {
   // they cannot vend. Set it to "vended-credentials" when validating through Prism,
   // which crashes on requests that omit it (shared/reference/README.md).
   std::string access_delegation;
+  // Called on the transport's executor for every answer the client could not parse. May
+  // be empty.
+  std::function<void(const UnparsedAnswer&)> on_unparsed;
 };
 
 struct CatalogClientEnv {

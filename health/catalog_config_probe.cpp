@@ -1,6 +1,7 @@
 // catalog_config: GET /v1/config on every check. CatalogClient::GetConfig always sends a
 // request (it never answers from its cached config), so a pass proves the catalog answered
-// within this check's deadline.
+// within this check's deadline. Any HTTP status, and a body that is not a CatalogConfig,
+// is an answer: only a failed exchange with nothing heard back is silence.
 #include <utility>
 
 #include "health/catalog_client.h"
@@ -21,8 +22,9 @@ class CatalogConfigProbe final : public Probe {
     auto attempt = ProbeAttempt::Start(timers_, kind_, deadline, std::move(done));
     catalog_.GetConfig(
         [attempt](Result<CatalogConfig> r) {
-          if (r.ok()) return attempt->Pass();
-          attempt->Fail(ProbeDetail(r.status(), attempt->deadline(), "GET /v1/config"));
+          if (!r.ok()) return attempt->Fail(r.status(), "GET /v1/config");
+          attempt->NoteAnswer();
+          attempt->Pass();
         },
         CallOptions{attempt->Remaining()});
   }

@@ -51,7 +51,12 @@ std::map<std::string, std::string> StringMap(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return out;
   if (!it->is_object()) throw ShapeError{std::string("\"") + key + "\" is not an object"};
-  for (const auto& [k, v] : it->items()) out[k] = Str(v, key);
+  for (const auto& [k, v] : it->items()) {
+    // A null value is an absent one: catalogs write {"defaults": {"warehouse": null}}, and
+    // rejecting the whole config for it made a live region look unreachable.
+    if (v.is_null()) continue;
+    out[k] = Str(v, key);
+  }
   return out;
 }
 
@@ -71,8 +76,10 @@ std::optional<std::string> PageToken(const json& j) {
 template <class F>
 auto Guard(std::string_view body, std::string_view what, F&& parse)
     -> Result<std::invoke_result_t<F, const json&>> {
+  // The catalog answered; icewarden could not read it (DESIGN.md rule 7).
   auto malformed = [&](const std::string& why) {
-    return Status::Unavailable("catalog returned a malformed " + std::string(what) + ": " + why);
+    return Status::Unavailable("catalog returned a malformed " + std::string(what) + ": " + why)
+        .WithReply(PeerReply::kUnparsed);
   };
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return malformed("not JSON");
@@ -152,8 +159,12 @@ Result<CatalogConfig> ParseCatalogConfig(std::string_view body,
     }
     if (auto it = j.find("endpoints"); it != j.end() && !it->is_null()) {
       if (!it->is_array()) throw ShapeError{"\"endpoints\" is not an array"};
-      c.endpoints.emplace();
-      for (const auto& e : *it) c.endpoints->push_back(Str(e, "endpoints"));
+      // An empty list means what a missing one does, the spec's default endpoints, as the
+      // Java reference client reads it; "nothing advertised" made discovery find no table.
+      if (!it->empty()) {
+        c.endpoints.emplace();
+        for (const auto& e : *it) c.endpoints->push_back(Str(e, "endpoints"));
+      }
     }
     if (auto it = j.find("idempotency-key-lifetime"); it != j.end() && !it->is_null()) {
       c.supports_idempotency_keys = true;
@@ -268,6 +279,90 @@ std::optional<std::string> ParseOAuthError(std::string_view body) {
     out += ": " + j["error_description"].get<std::string>();
   }
   return out;
+}
+
+namespace {
+
+bool IsTokenChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+         c == '~' || c == '+' || c == '/' || c == '=';
+}
+
+bool IsSensitiveName(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"token", "secret", "password", "credential", "key"})
+    if (lower.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// Replaces text[from, to) with "***" and returns the index just after it.
+std::size_t Mask(std::string& text, std::size_t from, std::size_t to) {
+  text.replace(from, to - from, "***");
+  return from + 3;
+}
+
+// "name": "value" and name=value where the name is sensitive.
+void MaskNamedValues(std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') {
+      const std::size_t close = text.find('"', i + 1);
+      if (close == std::string::npos) return;
+      std::size_t j = close + 1;
+      while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+      if (j < text.size() && text[j] == ':' && IsSensitiveName(text.substr(i + 1, close - i - 1))) {
+        ++j;
+        while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+        if (j < text.size() && text[j] == '"') {
+          std::size_t end = j + 1;
+          while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+          i = Mask(text, j + 1, std::min(end, text.size()));
+          continue;
+        }
+      }
+      i = close;
+    } else if (text[i] == '=' && i > 0) {
+      std::size_t start = i;
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(text[start - 1])) ||
+                           text[start - 1] == '_' || text[start - 1] == '-'))
+        --start;
+      if (!IsSensitiveName(text.substr(start, i - start))) continue;
+      std::size_t end = i + 1;
+      while (end < text.size() && IsTokenChar(text[end]) && text[end] != '&') ++end;
+      if (end > i + 1) i = Mask(text, i + 1, end) - 1;
+    }
+  }
+}
+
+// "Bearer abc", "Basic abc" and anything shaped like a JWT ("eyJ...").
+void MaskTokens(std::string& text) {
+  for (std::string_view scheme : {"Bearer ", "bearer ", "Basic ", "basic "}) {
+    for (std::size_t at = text.find(scheme); at != std::string::npos;
+         at = text.find(scheme, at + 1)) {
+      std::size_t from = at + scheme.size(), end = from;
+      while (end < text.size() && IsTokenChar(text[end])) ++end;
+      if (end > from) Mask(text, from, end);
+    }
+  }
+  for (std::size_t at = text.find("eyJ"); at != std::string::npos; at = text.find("eyJ", at + 1)) {
+    std::size_t end = at;
+    while (end < text.size() && IsTokenChar(text[end])) ++end;
+    Mask(text, at, end);
+  }
+}
+
+}  // namespace
+
+std::string RedactedExcerpt(std::string_view body, std::size_t limit) {
+  // A secret longer than this margin past the limit is cut, not masked; none is that long.
+  constexpr std::size_t kMargin = 4096;
+  std::string text(body.substr(0, limit + kMargin));
+  MaskNamedValues(text);
+  MaskTokens(text);
+  if (text.size() > limit) text.resize(limit);
+  for (char& c : text)
+    if (!std::isprint(static_cast<unsigned char>(c))) c = ' ';
+  return text;
 }
 
 std::optional<std::chrono::milliseconds> ParseIsoDuration(std::string_view text) {

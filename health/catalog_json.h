@@ -3,12 +3,14 @@
 // mapping is tested without any transport.
 //
 // A body that is not what the spec promises becomes kUnavailable ("catalog returned a
-// malformed LoadTableResult: ..."): from icewarden's point of view a catalog that answers
-// garbage is not serving. Unknown fields are ignored, as the spec asks of clients.
+// malformed LoadTableResult: ...") with reply() PeerReply::kUnparsed: the catalog is not
+// serving what icewarden needs, but it answered, so it is alive (DESIGN.md rule 7).
+// Unknown fields are ignored, as the spec asks of clients; so are null property values.
 // Thread-safety: stateless.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +60,13 @@ struct OAuthToken {
 Result<OAuthToken> ParseOAuthTokenResponse(std::string_view body);
 // OAuthError {"error", "error_description"} as "invalid_client: bad credentials".
 std::optional<std::string> ParseOAuthError(std::string_view body);
+
+// At most `limit` bytes of `body` for a log line, non-printable bytes as spaces, with
+// anything shaped like a credential replaced by "***": the values of JSON fields whose
+// name mentions token, secret, password, credential or key, "Bearer ..." and
+// "Basic ..." values, and JWTs (eyJ...). Redaction runs on the whole body before it is
+// cut, so a secret straddling the limit does not leak its first half.
+std::string RedactedExcerpt(std::string_view body, std::size_t limit);
 
 // ISO-8601 durations as the spec uses them: "PT30M", "PT24H", "P1D", "PT1.5S", "P1W".
 // Years and months have no fixed length and are rejected.

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "state/status.h"
 #include "state/types.h"
 
 namespace icewarden {
@@ -27,8 +28,8 @@ struct CatalogConfig {
   std::map<std::string, std::string> properties;
   // overrides/defaults "prefix"; empty means paths are /v1/namespaces...
   std::string prefix;
-  // The server's `endpoints` ("GET /v1/{prefix}/namespaces"); nullopt when it sent none, in
-  // which case the spec's default set (which covers everything this client calls) applies.
+  // The server's `endpoints` ("GET /v1/{prefix}/namespaces"); nullopt when it sent none or an empty
+  // list, in which case the spec's default set (which covers everything this client calls) applies.
   std::optional<std::vector<std::string>> endpoints;
   // Present `idempotency-key-lifetime` means the server honours Idempotency-Key on
   // mutations. lifetime is nullopt if the duration did not parse (keys are still used).
@@ -138,6 +139,9 @@ struct CommitOutcome {
   // read (then `table` is empty: the commit happened, reload to see it).
   std::string detail;
   std::string idempotency_key;  // the key sent, empty when none was
+  // kStateUnknown: kAnswered for 500/502/504, else what the transport said of the lost
+  // exchange (kSilent when nothing came back after the request was written).
+  PeerReply reply = PeerReply::kUnknown;
 };
 
 }  // namespace icewarden

@@ -179,6 +179,9 @@ class DnsProbe final : public Probe {
         DnsAnswer a = Lookup(q);
         timers->Post([attempt = std::move(attempt), busy = std::move(busy), a = std::move(a)] {
           *busy = false;
+          // Never `answered`: the reply comes from the DNS server, not from the catalog, so
+          // it proves nothing about whether the catalog is alive; a failure (no reply,
+          // NXDOMAIN, no address) is the "unresolvable" kind of silence.
           if (a.ok) return attempt->Pass(a.detail);
           attempt->Fail(a.detail);
         });

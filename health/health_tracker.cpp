@@ -44,6 +44,12 @@ Result<HealthDecision> HealthTracker::ApplyRound(const ProbeRound& round) {
   in.source = EventSource::kProbe;
   in.probe = round.kind;
   in.detail = round.ok ? "" : round.detail;
+  if (const ProbeResult* p = round.unparsed(); p != nullptr && !round.ok) {
+    // Alive but unreadable: the parse error is the reason, and the region stays degraded.
+    in.event = HealthEvent::kProbeRoundUnparsed;
+    in.probe = p->kind;
+    in.detail = p->detail;
+  }
   in.at = clock_.Now();
   return Apply(*t, in);
 }

@@ -35,7 +35,9 @@ class HealthTracker {
                 std::map<std::string, HealthThresholds> thresholds = {});
 
   // Applies one round as kProbeRoundFailed/kProbeRoundPassed from EventSource::kProbe, with
-  // probe = round.kind and detail = round.detail. Returns the decision (sent to the sink
+  // probe = round.kind and detail = round.detail; a failed round in which a probe got an
+  // answer it could not parse is kProbeRoundUnparsed, with that probe's kind and detail
+  // (which holds the region at degraded: DESIGN.md rule 7). Returns the decision (sent to the sink
   // too when `changed`); kNotFound for a region the tracker does not know.
   Result<HealthDecision> ApplyRound(const ProbeRound& round);
 

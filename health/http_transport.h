@@ -74,7 +74,11 @@ class HttpTransport {
   //   "tls 127.0.0.1:18181: certificate verify failed"
   //   "write 127.0.0.1:18181: ..."   "read 127.0.0.1:18181: deadline of 5000ms exceeded"
   //   "url ...: unsupported scheme" (kInvalidArgument: a bad URL is the caller's error)
-  // RequestMayHaveBeenDelivered() below reads that phase.
+  // RequestMayHaveBeenDelivered() below reads that phase. The error's Status::reply() says
+  // what the server did: kSilent when nothing came back (resolve or connect failed, the
+  // exchange timed out or the connection closed before any byte of a response), kAnswered
+  // when some of a response arrived, kUnparsed when the bytes were not readable HTTP (or
+  // the body was over the size limit), kUnknown when it cannot be told (a local error).
   virtual void Send(HttpRequest request, std::chrono::milliseconds deadline,
                     std::function<void(Result<HttpResponse>)> done) = 0;
 

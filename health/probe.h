@@ -39,6 +39,16 @@ struct ProbeResult {
   // Empty or a short note when ok; otherwise why it failed, for people:
   // "connection refused", "HTTP 503 from GET /v1/config", "deadline 2000ms exceeded".
   std::string detail;
+  // The catalog itself sent something back during the check: an HTTP status (any, 401 and
+  // 503 included), a partial response, bytes that are not HTTP. False for silence
+  // (refused, timed out, unresolvable, reset before any byte) and for kinds that never
+  // hear from the catalog (tcp: a handshake is not an answer; dns: the DNS server's reply
+  // is not the catalog's). Only silence is evidence (DESIGN.md rule 7).
+  bool answered = false;
+  // The catalog answered with something icewarden could not parse (a /v1/config body
+  // that is not the expected JSON): alive, and icewarden's problem to report. Implies
+  // `answered`.
+  bool unparsed = false;
 };
 
 // ---- Timers -------------------------------------------------------------------------------

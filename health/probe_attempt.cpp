@@ -36,6 +36,27 @@ std::chrono::milliseconds ProbeAttempt::Remaining() const {
   return std::max(deadline_ - spent, std::chrono::milliseconds(1));
 }
 
+void ProbeAttempt::Fail(const Status& status, std::string_view request) {
+  switch (status.reply()) {
+    case PeerReply::kSilent:
+      break;
+    case PeerReply::kUnparsed:
+      NoteAnswer(/*unparsed=*/true);
+      break;
+    case PeerReply::kAnswered:
+    case PeerReply::kUnknown:  // not proven silent: rule 7 takes only proof
+      NoteAnswer();
+      break;
+  }
+  Fail(ProbeDetail(status, deadline_, request));
+}
+
+void ProbeAttempt::NoteAnswer(bool unparsed) {
+  if (finished_) return;
+  answered_ = true;
+  unparsed_ = unparsed_ || unparsed;
+}
+
 void ProbeAttempt::Finish(bool ok, std::string detail) {
   if (finished_) return;
   finished_ = true;
@@ -45,6 +66,8 @@ void ProbeAttempt::Finish(bool ok, std::string detail) {
   r.ok = ok;
   r.kind = kind_;
   r.detail = std::move(detail);
+  r.answered = answered_;
+  r.unparsed = unparsed_;
   r.latency = std::chrono::duration_cast<std::chrono::milliseconds>(timers_.Now() - started_);
   auto done = std::move(done_);
   done_ = nullptr;

@@ -27,6 +27,13 @@ class ProbeAttempt {
 
   void Pass(std::string detail = "") { Finish(true, std::move(detail)); }
   void Fail(std::string detail) { Finish(false, std::move(detail)); }
+  // Fails with ProbeDetail(status, deadline, request), and notes what the status says the
+  // catalog did (Status::reply()): kUnknown counts as an answer, never as silence.
+  void Fail(const Status& status, std::string_view request);
+  // The catalog answered during this check (any status, any body). Kept when the check
+  // later fails or times out: a multi-step check that heard from the catalog once is not
+  // silent. `unparsed`: the answer could not be read.
+  void NoteAnswer(bool unparsed = false);
   bool finished() const { return finished_; }
   std::chrono::milliseconds deadline() const { return deadline_; }
   // Time left before the deadline, at least 1ms (a call deadline of 0 means "none" to some
@@ -43,6 +50,8 @@ class ProbeAttempt {
   std::function<void(ProbeResult)> done_;
   TimerHandle timer_;
   bool finished_ = false;
+  bool answered_ = false;
+  bool unparsed_ = false;
 };
 
 // A short, stable failure detail from a client or transport Status:

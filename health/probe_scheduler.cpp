@@ -6,6 +6,16 @@
 #include <utility>
 
 namespace icewarden {
+
+bool ProbeRound::answered() const {
+  return std::any_of(probes.begin(), probes.end(), [](const ProbeResult& p) { return p.answered; });
+}
+
+const ProbeResult* ProbeRound::unparsed() const {
+  for (const auto& p : probes)
+    if (p.unparsed) return &p;
+  return nullptr;
+}
 namespace {
 
 using std::chrono::milliseconds;
@@ -99,6 +109,8 @@ struct ProbeScheduler::Core : std::enable_shared_from_this<ProbeScheduler::Core>
       silent.kind = r->probes[i]->kind();
       silent.latency = waited;
       silent.detail = "probe did not answer within " + std::to_string(waited.count()) + "ms";
+      // Like the deadline it overran: nothing was heard from the catalog.
+      silent.answered = false;
       r->answers[i] = std::move(silent);
     }
     r->outstanding = 0;

@@ -2,10 +2,11 @@
 //
 // A round runs all of a region's probes concurrently, each with `timeout` as its deadline,
 // and fails if any probe fails; its kind and detail are those of the first failed probe in
-// the region's configured order (or the first probe's kind on success). Rounds of one
+// the region's configured order (or the first probe's kind on success). A round is silent
+// when it failed and none of its probes heard from the catalog. Rounds of one
 // region never overlap: the next starts at max(previous start + jittered interval, previous
-// end), where the interval is shortened by up to `jitter` (a fraction, never lengthened) from the injected
-// random source, so regions and daemons do not probe in lockstep.
+// end), where the interval is shortened by up to `jitter` (a fraction, never lengthened) from the
+// injected random source, so regions and daemons do not probe in lockstep.
 //
 // The scheduler does not trust probes to keep their deadline: a probe that has not
 // answered by timeout + grace counts as failed, "probe did not answer within 2500ms", and
@@ -42,6 +43,14 @@ struct ProbeRound {
   std::string detail;  // the first failed probe's detail; empty on success
   std::chrono::milliseconds latency{0};  // from the round's start to its last answer
   std::vector<ProbeResult> probes;       // one per probe, in configured order
+
+  // Some probe heard from the catalog (ProbeResult::answered).
+  bool answered() const;
+  // Failed, and no probe got an answer: the only kind of round that counts towards
+  // "unreachable" as fencing evidence (DESIGN.md rule 7).
+  bool silent() const { return !ok && !answered(); }
+  // The first probe that got an answer it could not parse, or nullptr.
+  const ProbeResult* unparsed() const;
 };
 
 class ProbeScheduler {

@@ -31,7 +31,8 @@ class TableLoadProbe final : public Probe {
         table_, etag,
         [attempt, etag_slot = etag_,
          request = "load table " + table_.ToString()](Result<LoadTableOutcome> r) {
-          if (!r.ok()) return attempt->Fail(ProbeDetail(r.status(), attempt->deadline(), request));
+          if (!r.ok()) return attempt->Fail(r.status(), request);
+          attempt->NoteAnswer();
           if (r->not_modified) return attempt->Pass("not modified");
           *etag_slot = r->table.etag;
           attempt->Pass();

@@ -30,6 +30,9 @@ class TcpProbe final : public Probe {
   void Check(std::chrono::milliseconds deadline, std::function<void(ProbeResult)> done) override {
     auto attempt = ProbeAttempt::Start(timers_, kind_, deadline, std::move(done));
     connector_.Connect(host_, port_, attempt->Remaining(), [attempt](Status s) {
+      // Never `answered`: a completed handshake carries no word from the catalog (a load
+      // balancer or a hung process accepts too), and a failure is refused, timed out or
+      // unresolvable, all silence.
       if (s.ok()) return attempt->Pass();
       attempt->Fail(ProbeDetail(s, attempt->deadline(), ""));
     });

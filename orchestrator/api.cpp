@@ -297,6 +297,7 @@ class Api::Impl {
     res.body = RenderMetrics(store_, snapshot);
     if (live_ != nullptr) {
       res.body += RenderProbeMetrics(live_->ProbeRounds());
+      res.body += RenderUnparsedMetrics(live_->UnparsedResponses());
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
     }
     return res;
@@ -347,6 +348,11 @@ class Api::Impl {
     json list = json::array();
     for (const Region& r : *regions) {
       json region = RegionJson(r);
+      // Rule 7 of DESIGN.md: how long the region has given no answer at all; null while
+      // it answers (any status counts) or before its first probe round.
+      const auto silence = live_ != nullptr ? live_->Silence(r.name) : std::nullopt;
+      region["silent_since"] = silence ? json(FormatUnixMillis(silence->since)) : json(nullptr);
+      region["silent_rounds"] = silence ? json(silence->rounds) : json(nullptr);
       if (auto it = rounds.find(r.name); it != rounds.end()) {
         region["last_probe_round"] = {{"ok", it->second.ok},
                                       {"latency_ms", it->second.latency.count()},

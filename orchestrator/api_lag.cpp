@@ -183,4 +183,16 @@ std::string RenderProbeMetrics(const std::map<std::string, ProbeRoundView>& roun
   return out;
 }
 
+std::string RenderUnparsedMetrics(
+    const std::map<std::pair<std::string, std::string>, std::uint64_t>& counts) {
+  std::string out =
+      "# HELP icewarden_catalog_responses_unparsed_total Answers from a region's catalog that "
+      "icewarden could not parse, by what was expected; the catalog is alive.\n"
+      "# TYPE icewarden_catalog_responses_unparsed_total counter\n";
+  for (const auto& [key, n] : counts)
+    out += "icewarden_catalog_responses_unparsed_total{region=\"" + Label(key.first) +
+           "\",kind=\"" + Label(key.second) + "\"} " + std::to_string(n) + "\n";
+  return out;
+}
+
 }  // namespace icewarden

@@ -2,8 +2,11 @@
 // families of /metrics.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -48,5 +51,10 @@ std::string RenderLagMetrics(const LagReport& report);
 //   icewarden_probe_round_success{region}          gauge 0/1
 //   icewarden_probe_round_duration_seconds{region} gauge
 std::string RenderProbeMetrics(const std::map<std::string, ProbeRoundView>& rounds);
+
+// Answers icewarden could not parse, by region and what was expected (LiveView::CountUnparsed):
+//   icewarden_catalog_responses_unparsed_total{region,kind}  counter
+std::string RenderUnparsedMetrics(
+    const std::map<std::pair<std::string, std::string>, std::uint64_t>& counts);
 
 }  // namespace icewarden

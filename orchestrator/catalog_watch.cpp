@@ -25,6 +25,7 @@
 #include "orchestrator/config.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/region_silence.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
@@ -116,6 +117,9 @@ struct CatalogWatch::Loop {
 
   // Tables seen in the catalogs with no recorded owner, claimed after the round.
   std::set<TableIdent> unclaimed;
+  // The last unparsed answer logged per (region, kind): the same one again every probe
+  // interval is counted, not logged again.
+  std::map<std::pair<std::string, std::string>, std::string> last_unparsed_logged;
   std::atomic<bool> stopping{false};
   std::thread thread;
 
@@ -139,6 +143,9 @@ struct CatalogWatch::Loop {
       options.auth = AuthFor(rc.auth);
       options.default_deadline = rc.probe.timeout;
       options.retry.max_503_retries = 0;
+      options.on_unparsed = [this, region = rc.name](const UnparsedAnswer& a) {
+        OnUnparsed(region, a);
+      };
       probe_clients[rc.name] = std::make_unique<CatalogClient>(
           options, CatalogClientEnv{*transport, *clock, SystemRandomBits()});
       options.default_deadline = std::chrono::seconds(10);
@@ -175,9 +182,35 @@ struct CatalogWatch::Loop {
     return Status::Ok();
   }
 
+  // Rule 7 of DESIGN.md: an answer icewarden cannot parse is icewarden's problem to report.
+  // Counted every time; logged, bounded and redacted, when it differs from the last one.
+  void OnUnparsed(const std::string& region, const UnparsedAnswer& a) {
+    live.CountUnparsed(region, a.kind);
+    std::string& last = last_unparsed_logged[{region, a.kind}];
+    const std::string seen = a.error + "\n" + a.excerpt;
+    if (seen == last) return;
+    last = seen;
+    if (a.kind == "http") {
+      spdlog::warn("{}: the catalog answered with bytes that are not HTTP: {}", region, a.error);
+      return;
+    }
+    spdlog::warn(
+        "{}: the catalog answered HTTP {} with a {} body icewarden cannot parse: {}; first {} "
+        "bytes, credentials redacted: {}",
+        region, a.http_status, a.kind, a.error, kUnparsedExcerptBytes, a.excerpt);
+  }
+
   void OnRound(const ProbeRound& round) {
-    live.PublishProbeRound(round.region, ProbeRoundView{round.ok, round.latency, round.kind,
-                                                        round.detail, clock->Now()});
+    const UnixMillis now = clock->Now();
+    live.PublishProbeRound(round.region,
+                           ProbeRoundView{round.ok, round.latency, round.kind, round.detail, now});
+    const auto before = live.Silence(round.region);
+    auto silence = NextSilence(before, round, now);
+    if (silence && !before)
+      spdlog::info("{}: silent: no answer at all ({})", round.region, silence->detail);
+    if (!silence && before)
+      spdlog::info("{}: answered again after {} silent rounds", round.region, before->rounds);
+    live.PublishSilence(round.region, std::move(silence));
     auto d = tracker->ApplyRound(round);
     if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
   }

@@ -68,11 +68,19 @@ bool AsJson(const ClientOptions& o, const json& body) {
   return true;
 }
 
+// "since 2025-01-02T03:04:05Z (6 rounds)" while the region gives no answer at all, "-"
+// while it answers: only silence counts as unreachable for fencing (DESIGN.md rule 7).
+std::string Silence(const json& r) {
+  if (!r.contains("silent_since") || r["silent_since"].is_null()) return "-";
+  return "since " + Str(r, "silent_since") + " (" + Str(r, "silent_rounds") + " rounds)";
+}
+
 void PrintRegions(const json& regions) {
-  TextTable t({"REGION", "HEALTH", "FENCED", "MAINTENANCE", "SINCE", "REASON"});
+  TextTable t({"REGION", "HEALTH", "FENCED", "MAINTENANCE", "SINCE", "SILENT", "REASON"});
   for (const auto& r : regions)
     t.AddRow({Str(r, "name"), Str(r, "health"), r.value("fenced", false) ? "yes" : "no",
-              r.value("maintenance", false) ? "yes" : "no", Str(r, "since"), Str(r, "reason")});
+              r.value("maintenance", false) ? "yes" : "no", Str(r, "since"), Silence(r),
+              Str(r, "reason")});
   t.Print(std::cout);
 }
 

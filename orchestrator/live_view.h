@@ -7,11 +7,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "health/lag_monitor.h"
 
@@ -68,12 +70,23 @@ class LiveView {
     std::lock_guard lock(mu_);
     return rounds_;
   }
+  // Answers a region's catalog gave that icewarden could not parse, by what was expected
+  // ("config", "load_table", ...): icewarden_catalog_responses_unparsed_total.
+  void CountUnparsed(const std::string& region, const std::string& kind) {
+    std::lock_guard lock(mu_);
+    ++unparsed_[{region, kind}];
+  }
+  std::map<std::pair<std::string, std::string>, std::uint64_t> UnparsedResponses() const {
+    std::lock_guard lock(mu_);
+    return unparsed_;
+  }
 
  private:
   mutable std::mutex mu_;
   std::shared_ptr<const LagReport> lag_;
   std::map<std::string, ProbeRoundView> rounds_;
   std::map<std::string, RegionSilence> silence_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> unparsed_;
 };
 
 }  // namespace icewarden

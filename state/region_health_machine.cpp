@@ -22,21 +22,26 @@ struct HealthTransition {
 // down one step on the first failure (degraded: suspect, nothing acts on it) and is only
 // declared unreachable after `fall` failed rounds in a row; it comes back only after `rise`
 // passed rounds in a row, passing through degraded, so a flapping catalog never bounces
-// between healthy and unreachable.
-constexpr std::array<HealthTransition, 12> kTransitions{{
+// between healthy and unreachable. A catalog that answers with something icewarden cannot
+// parse is alive (DESIGN.md rule 7): at most degraded, never unreachable, and such a round
+// breaks both runs, so it neither counts towards fall nor towards rise.
+constexpr std::array<HealthTransition, 15> kTransitions{{
     // from            event                  guard                to
     {H::kHealthy, E::kProbeRoundPassed, Guard::kAlways, H::kHealthy},
     {H::kHealthy, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
     {H::kHealthy, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
+    {H::kHealthy, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
     {H::kHealthy, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
     {H::kDegraded, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
     {H::kDegraded, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
     {H::kDegraded, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
     {H::kDegraded, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
+    {H::kDegraded, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
     {H::kDegraded, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
     {H::kUnreachable, E::kProbeRoundFailed, Guard::kAlways, H::kUnreachable},
     {H::kUnreachable, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
     {H::kUnreachable, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
+    {H::kUnreachable, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
     // kUnreachable + kMarkSuspect has no row: it is already worse than suspect.
 }};
 
@@ -57,6 +62,7 @@ bool MaySend(EventSource source, E event) {
   switch (event) {
     case E::kProbeRoundFailed:
     case E::kProbeRoundPassed:
+    case E::kProbeRoundUnparsed:
       return source == EventSource::kProbe;
     case E::kMarkSuspect:
       return source != EventSource::kOrchestrator;
@@ -97,6 +103,9 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
     case E::kProbeRoundPassed:
       return head + Plural(r.consecutive_successes, "consecutive passed round") +
              (r.health == H::kHealthy ? "" : " (rise " + std::to_string(t.rise) + ")");
+    case E::kProbeRoundUnparsed:
+      return head + probe + " answered with something icewarden cannot parse" +
+             (in.detail.empty() ? "" : ": " + in.detail);
     case E::kMarkSuspect:
       return head + "marked suspect by " + EventSourceName(in.source) +
              (in.detail.empty() ? "" : ": " + in.detail);
@@ -113,6 +122,8 @@ const char* HealthEventName(HealthEvent e) {
       return "probe_round_failed";
     case E::kProbeRoundPassed:
       return "probe_round_passed";
+    case E::kProbeRoundUnparsed:
+      return "probe_round_unparsed";
     case E::kMarkSuspect:
       return "mark_suspect";
     case E::kSetFenced:
@@ -170,6 +181,9 @@ HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,
     counted.consecutive_successes = 0;
   } else if (input.event == E::kProbeRoundPassed) {
     counted.consecutive_successes += 1;
+    counted.consecutive_failures = 0;
+  } else if (input.event == E::kProbeRoundUnparsed) {
+    counted.consecutive_successes = 0;
     counted.consecutive_failures = 0;
   }
 

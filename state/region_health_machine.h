@@ -17,6 +17,9 @@ namespace icewarden {
 enum class HealthEvent {
   kProbeRoundFailed,
   kProbeRoundPassed,
+  // The catalog answered with something icewarden cannot parse: alive (DESIGN.md rule 7),
+  // so degraded at worst, never unreachable, whatever the counters say.
+  kProbeRoundUnparsed,
   kMarkSuspect,  // a webhook or an operator says something is wrong; never unreachable
   kSetFenced,
   kClearFenced,

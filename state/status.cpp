@@ -28,6 +28,20 @@ const char* StatusCodeName(StatusCode code) {
   return "unknown";
 }
 
+const char* PeerReplyName(PeerReply reply) {
+  switch (reply) {
+    case PeerReply::kUnknown:
+      return "unknown";
+    case PeerReply::kSilent:
+      return "silent";
+    case PeerReply::kAnswered:
+      return "answered";
+    case PeerReply::kUnparsed:
+      return "unparsed";
+  }
+  return "unknown";
+}
+
 std::string Status::ToString() const {
   if (ok()) return "ok";
   return std::string(StatusCodeName(code_)) + ": " + message_;

@@ -26,6 +26,19 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
+// What the remote side of a failed exchange did, for the callers that must tell silence
+// from an answer (DESIGN.md rule 7: only silence is evidence). Transports set it; code
+// that rewraps a Status keeps it through WithMessage(). A Status that lost it reads as
+// kUnknown, which is never taken for silence: losing the tag can block evidence, never
+// invent it.
+enum class PeerReply : unsigned char {
+  kUnknown,   // not about a remote exchange, or not known: the peer may have answered
+  kSilent,    // nothing came back: refused, timed out, unresolvable, reset before any byte
+  kAnswered,  // something came back: any HTTP status, a partial or broken response
+  kUnparsed,  // an answer icewarden could not parse: not HTTP, or a body unlike the spec's
+};
+const char* PeerReplyName(PeerReply reply);
+
 class Status {
  public:
   Status() = default;
@@ -53,12 +66,25 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  PeerReply reply() const { return reply_; }
+  // The same code and reply with another message: how a layer adds context.
+  Status WithMessage(std::string message) const {
+    Status s(code_, std::move(message));
+    s.reply_ = reply_;
+    return s;
+  }
+  Status WithReply(PeerReply reply) const {
+    Status s = *this;
+    s.reply_ = reply;
+    return s;
+  }
   // "conflict: epoch of db.orders is 4, expected 3"
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  PeerReply reply_ = PeerReply::kUnknown;
 };
 
 // A value or the Status that explains why there is none.

@@ -59,9 +59,10 @@ bool RegionFaults::Merge(const json& patch, std::string* error) {
       *field = value.get<int>();
     }
   }
-  static const std::set<int> statuses = {409, 500, 502, 503, 504};
+  // 401 and 403: a catalog that is alive but refuses icewarden (rule 7 of DESIGN.md).
+  static const std::set<int> statuses = {401, 403, 409, 500, 502, 503, 504};
   if (!statuses.count(next.error_status)) {
-    *error = "error_status must be one of 409, 500, 502, 503, 504";
+    *error = "error_status must be one of 401, 403, 409, 500, 502, 503, 504";
     return false;
   }
   *this = next;

@@ -16,7 +16,7 @@ using nlohmann::json;
 struct RegionFaults {
   int commit_latency_ms = 0;    // added before every commit (POST .../tables/{table})
   double error_rate = 0.0;      // share of catalog requests answered with error_status
-  int error_status = 503;       // 409 (commits only), 500, 502, 503 or 504
+  int error_status = 503;       // 401, 403, 409 (commits only), 500, 502, 503 or 504
   int retry_after_s = 0;        // Retry-After on injected 503s when > 0
   int token_lifetime_s = 3600;  // expires_in of OAuth2 tokens issued from now on
   int hang_ms = 0;              // delay before every response: a black-holed region

@@ -262,6 +262,8 @@ bool RegionServer::Admit(const httplib::Request& req, httplib::Response& res, bo
     } else {
       std::string type = status == 409   ? "CommitFailedException"
                          : status == 503 ? "ServiceUnavailableException"
+                         : status == 401 ? "NotAuthorizedException"
+                         : status == 403 ? "ForbiddenException"
                          : is_commit     ? "CommitStateUnknownException"
                                          : "InternalServerError";
       SetErrorResponse(res, status, type, "Injected fault in region " + name_);

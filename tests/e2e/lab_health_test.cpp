@@ -102,6 +102,20 @@ policies:
     return "";
   }
 
+  json RegionEntry(const std::string& region) {
+    json regions = Api("/api/v1/regions");
+    if (!regions.contains("regions")) return json();
+    for (const auto& r : regions["regions"])
+      if (r["name"] == region) return r;
+    return json();
+  }
+
+  // Whether the daemon says `region` has given no answer at all (DESIGN.md rule 7).
+  bool Silent(const std::string& region) {
+    json r = RegionEntry(region);
+    return r.contains("silent_since") && !r["silent_since"].is_null();
+  }
+
   // Polls until `done` holds or 30 s pass; returns whether it held.
   static bool Eventually(const std::function<bool()>& done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -186,6 +200,54 @@ TEST_F(LabHealthTest, DiscoveredTablesAreClaimedByTheRulesAndLagIsMeasured) {
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("DIVERGENCE FOUND"), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find("diverged"), std::string::npos) << cli.out;
+}
+
+// Rule 7 of DESIGN.md: a stopped region (refused, no answer) is silent; a region that
+// answers every request with 503, then 401, is alive: unhealthy, but never silent.
+TEST_F(LabHealthTest, AStoppedRegionIsSilentButOneAnswering503Or401NeverIs) {
+  ASSERT_TRUE(Eventually([&] { return Health("us-east-1").rfind("healthy", 0) == 0; }))
+      << Health("us-east-1");
+  ASSERT_TRUE(Eventually([&] { return Health("eu-central-1").rfind("healthy", 0) == 0; }));
+  EXPECT_FALSE(Silent("us-east-1"));
+  EXPECT_FALSE(Silent("eu-central-1"));
+
+  Admin("/lab/regions/eu-central-1/faults", R"({"error_rate":1.0,"error_status":503})");
+  Admin("/lab/regions/us-east-1/stop");
+  bool eu_ever_silent = false;
+  ASSERT_TRUE(Eventually([&] {
+    eu_ever_silent = eu_ever_silent || Silent("eu-central-1");
+    json east = RegionEntry("us-east-1");
+    return Silent("us-east-1") && east["silent_rounds"].get<int>() >= 3 &&
+           Health("eu-central-1").rfind("unreachable", 0) == 0;
+  })) << RegionEntry("us-east-1").dump()
+      << "\n"
+      << RegionEntry("eu-central-1").dump();
+  json east = RegionEntry("us-east-1");
+  EXPECT_TRUE(east["silent_since"].is_string()) << east.dump();
+  EXPECT_FALSE(eu_ever_silent) << "a catalog answering 503 is alive";
+  EXPECT_TRUE(RegionEntry("eu-central-1")["silent_rounds"].is_null());
+
+  // The CLI shows the same.
+  auto cli = RunCommand({IcewardenBinary(), "status", "--server", url_, "--token", "e2e-admin"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("SILENT"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("since " + east["silent_since"].get<std::string>()), std::string::npos)
+      << cli.out;
+
+  // 401 on every request: refused credentials are an answer too. Watch it for a while.
+  Admin("/lab/regions/eu-central-1/faults", R"({"error_status":401})");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < until) {
+    EXPECT_FALSE(Silent("eu-central-1")) << RegionEntry("eu-central-1").dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const json eu = RegionEntry("eu-central-1");
+  EXPECT_NE(eu["last_probe_round"]["detail"].get<std::string>().find("401"), std::string::npos)
+      << eu.dump();
+
+  // Back up: the first answer ends the run.
+  Admin("/lab/regions/us-east-1/start");
+  ASSERT_TRUE(Eventually([&] { return !Silent("us-east-1"); })) << RegionEntry("us-east-1").dump();
 }
 
 }  // namespace

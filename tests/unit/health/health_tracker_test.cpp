@@ -202,5 +202,62 @@ TEST(HealthTrackerTest, OverlaysFromTheOrchestratorReachTheSinkAndProbesMayNotSe
   EXPECT_TRUE(tracker.Get("us-east-1")->fenced);
 }
 
+// A failed round whose catalog answered something icewarden cannot parse.
+ProbeRound UnparsedRound(const std::string& region) {
+  const std::string why =
+      "get catalog config from http://catalog: catalog returned a malformed CatalogConfig: "
+      "not JSON";
+  ProbeRound r = Round(region, false, "catalog_config", why);
+  ProbeResult p;
+  p.kind = "catalog_config";
+  p.detail = why;
+  p.answered = true;
+  p.unparsed = true;
+  ProbeResult tcp;
+  tcp.kind = "tcp";
+  tcp.ok = true;
+  r.probes = {p, tcp};
+  return r;
+}
+
+// DESIGN.md rule 7: a catalog that answers garbage is alive. However long it does, the
+// region is degraded with the parse error as the reason, never unreachable.
+TEST(HealthTrackerTest, UnparsableAnswersKeepARegionDegradedAndNeverUnreachable) {
+  FakeClock clock;
+  std::vector<HealthDecision> changes;
+  HealthTracker tracker(
+      {Healthy("us-east-1")}, clock, [&](const HealthDecision& d) { changes.push_back(d); },
+      HealthThresholds{3, 2});
+  for (int i = 0; i < 10; ++i) {
+    auto d = tracker.ApplyRound(UnparsedRound("us-east-1"));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->next.health, RegionHealth::kDegraded) << i << ": " << d->reason;
+  }
+  ASSERT_EQ(changes.size(), 1u) << "healthy -> degraded once, then it stays";
+  EXPECT_EQ(changes[0].next.reason,
+            "us-east-1 degraded: catalog_config answered with something icewarden cannot parse: "
+            "get catalog config from http://catalog: catalog returned a malformed "
+            "CatalogConfig: not JSON");
+
+  // Unparsed rounds do not count towards fall: two refusals after them are not three.
+  ASSERT_TRUE(tracker.ApplyRound(Round("us-east-1", false, "catalog_config", "refused")).ok());
+  ASSERT_TRUE(tracker.ApplyRound(Round("us-east-1", false, "catalog_config", "refused")).ok());
+  EXPECT_EQ(tracker.Get("us-east-1")->health, RegionHealth::kDegraded);
+
+  // From unreachable, the first unparsable answer brings it back to degraded: it answered.
+  ASSERT_TRUE(tracker.ApplyRound(Round("us-east-1", false, "catalog_config", "refused")).ok());
+  EXPECT_EQ(tracker.Get("us-east-1")->health, RegionHealth::kUnreachable);
+  auto back = tracker.ApplyRound(UnparsedRound("us-east-1"));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->next.health, RegionHealth::kDegraded) << back->reason;
+  EXPECT_TRUE(back->changed);
+
+  // An answer that is merely an error (a 503) still counts as a failure, as before.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(
+        tracker.ApplyRound(Round("us-east-1", false, "catalog_config", "HTTP 503 from GET")).ok());
+  EXPECT_EQ(tracker.Get("us-east-1")->health, RegionHealth::kUnreachable);
+}
+
 }  // namespace
 }  // namespace icewarden::testing

@@ -8,9 +8,12 @@ namespace {
 using H = RegionHealth;
 
 HealthInput Fail(std::string detail = "connection refused") {
-  return {HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config", std::move(detail), 100};
+  return {HealthEvent::kProbeRoundFailed, EventSource::kProbe, "catalog_config", std::move(detail),
+          100};
 }
-HealthInput Pass() { return {HealthEvent::kProbeRoundPassed, EventSource::kProbe, "catalog_config", "", 200}; }
+HealthInput Pass() {
+  return {HealthEvent::kProbeRoundPassed, EventSource::kProbe, "catalog_config", "", 200};
+}
 
 Region Named(H health = H::kHealthy) {
   Region r;
@@ -39,7 +42,8 @@ TEST(RegionHealthMachine, FallFailedRoundsMakeARegionUnreachableWithAReason) {
   EXPECT_FALSE(d[1].changed);
   EXPECT_EQ(d[2].next.health, H::kUnreachable);
   EXPECT_TRUE(d[2].changed);
-  EXPECT_EQ(d[2].reason, "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
+  EXPECT_EQ(d[2].reason,
+            "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused");
   EXPECT_EQ(r.reason, d[2].reason);
   EXPECT_EQ(r.since, 100);
 }
@@ -79,7 +83,8 @@ TEST(RegionHealthMachine, FallAndRiseOfOneAreImmediate) {
 
 TEST(RegionHealthMachine, WebhooksMaySuspectButNotDeclareUnreachable) {
   Region r = Named();
-  HealthInput suspect{HealthEvent::kMarkSuspect, EventSource::kWebhook, "", "CatalogDown firing", 5};
+  HealthInput suspect{HealthEvent::kMarkSuspect, EventSource::kWebhook, "", "CatalogDown firing",
+                      5};
   auto d = ApplyHealthEvent(r, suspect, {});
   EXPECT_TRUE(d.accepted);
   EXPECT_EQ(d.next.health, H::kDegraded);
@@ -96,16 +101,19 @@ TEST(RegionHealthMachine, OnlyOperatorsAndTheOrchestratorSetOverlays) {
     EXPECT_FALSE(d.accepted);
     EXPECT_FALSE(d.next.fenced);
   }
-  auto d = ApplyHealthEvent(Named(), {HealthEvent::kSetMaintenance, EventSource::kOperator, "", "patching", 1}, {});
+  auto d = ApplyHealthEvent(
+      Named(), {HealthEvent::kSetMaintenance, EventSource::kOperator, "", "patching", 1}, {});
   EXPECT_TRUE(d.accepted);
   EXPECT_TRUE(d.changed);
   EXPECT_TRUE(d.next.maintenance);
   EXPECT_EQ(d.next.health, H::kHealthy) << "overlays do not change health";
   EXPECT_EQ(d.reason, "us-east-1 maintenance (operator: patching)");
-  auto f = ApplyHealthEvent(d.next, {HealthEvent::kSetFenced, EventSource::kOrchestrator, "", "fo-1", 2}, {});
+  auto f = ApplyHealthEvent(
+      d.next, {HealthEvent::kSetFenced, EventSource::kOrchestrator, "", "fo-1", 2}, {});
   EXPECT_TRUE(f.next.fenced);
   EXPECT_TRUE(f.next.maintenance);
-  auto c = ApplyHealthEvent(f.next, {HealthEvent::kClearFenced, EventSource::kOperator, "", "", 3}, {});
+  auto c =
+      ApplyHealthEvent(f.next, {HealthEvent::kClearFenced, EventSource::kOperator, "", "", 3}, {});
   EXPECT_FALSE(c.next.fenced);
 }
 
@@ -122,20 +130,22 @@ TEST(RegionHealthMachine, ProbesCannotBeImpersonated) {
 TEST(RegionHealthMachine, EveryStateEventSourceCombination) {
   const std::vector<H> healths = {H::kHealthy, H::kDegraded, H::kUnreachable};
   const std::vector<HealthEvent> events = {
-      HealthEvent::kProbeRoundFailed, HealthEvent::kProbeRoundPassed, HealthEvent::kMarkSuspect,
-      HealthEvent::kSetFenced,        HealthEvent::kClearFenced,      HealthEvent::kSetMaintenance,
-      HealthEvent::kClearMaintenance};
+      HealthEvent::kProbeRoundFailed, HealthEvent::kProbeRoundPassed,  HealthEvent::kMarkSuspect,
+      HealthEvent::kSetFenced,        HealthEvent::kClearFenced,       HealthEvent::kSetMaintenance,
+      HealthEvent::kClearMaintenance, HealthEvent::kProbeRoundUnparsed};
   const std::vector<EventSource> sources = {EventSource::kProbe, EventSource::kWebhook,
                                             EventSource::kOperator, EventSource::kOrchestrator};
   for (H h : healths)
     for (auto e : events)
       for (auto s : sources) {
         auto d = ApplyHealthEvent(Named(h), {e, s, "catalog_config", "x", 9}, {3, 2});
-        bool probe_event = e == HealthEvent::kProbeRoundFailed || e == HealthEvent::kProbeRoundPassed;
+        bool probe_event = e == HealthEvent::kProbeRoundFailed ||
+                           e == HealthEvent::kProbeRoundPassed ||
+                           e == HealthEvent::kProbeRoundUnparsed;
         bool overlay = !probe_event && e != HealthEvent::kMarkSuspect;
-        bool expect = probe_event   ? s == EventSource::kProbe
-                      : overlay     ? (s == EventSource::kOperator || s == EventSource::kOrchestrator)
-                                    : (s != EventSource::kOrchestrator && h != H::kUnreachable);
+        bool expect = probe_event ? s == EventSource::kProbe
+                      : overlay   ? (s == EventSource::kOperator || s == EventSource::kOrchestrator)
+                                  : (s != EventSource::kOrchestrator && h != H::kUnreachable);
         SCOPED_TRACE(std::string(RegionHealthName(h)) + " " + HealthEventName(e) + " from " +
                      EventSourceName(s) + ": " + d.reason);
         EXPECT_EQ(d.accepted, expect);
@@ -147,6 +157,10 @@ TEST(RegionHealthMachine, EveryStateEventSourceCombination) {
         }
         if (e == HealthEvent::kProbeRoundPassed && d.accepted) {
           EXPECT_EQ(d.next.health, h == H::kHealthy ? H::kHealthy : H::kDegraded);
+        }
+        // An answer icewarden cannot parse is a live catalog: degraded from anywhere.
+        if (e == HealthEvent::kProbeRoundUnparsed && d.accepted) {
+          EXPECT_EQ(d.next.health, H::kDegraded);
         }
       }
 }
