@@ -1,5 +1,7 @@
 #include "orchestrator/catalog_watch.h"
 
+#include "orchestrator/catalog_options.h"
+
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 
 #include <spdlog/spdlog.h>
@@ -32,18 +34,6 @@
 namespace icewarden {
 namespace {
 
-CatalogAuth AuthFor(const CatalogAuthConfig& a) {
-  switch (a.kind) {
-    case CatalogAuthConfig::Kind::kNone:
-      return CatalogAuth::None();
-    case CatalogAuthConfig::Kind::kBearer:
-      return CatalogAuth::Bearer(a.token.value());
-    case CatalogAuthConfig::Kind::kOAuth2:
-      return CatalogAuth::ClientCredentials(a.client_id, a.client_secret.value(),
-                                            a.scope.empty() ? "catalog" : a.scope, a.token_uri);
-  }
-  return CatalogAuth::None();
-}
 
 // "http://127.0.0.1:18181/api" -> host "127.0.0.1", port 18181 (80/443 by scheme).
 std::optional<HostPort> HostPortOf(const std::string& uri) {
