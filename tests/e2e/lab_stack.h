@@ -138,8 +138,8 @@ struct LabStackOptions {
   int workload_interval_ms = 500;
   bool workload = true;
   // policies: of the generated config, as written in YAML.
-  std::string probe_interval = "200ms";
-  std::string probe_timeout = "150ms";
+  std::string probe_interval = "250ms";
+  std::string probe_timeout = "200ms";
   std::string unreachable_for = "2s";
   std::string cooldown = "2m";
   std::string max_staleness = "1m";
