@@ -9,6 +9,66 @@
 namespace icewarden {
 namespace {
 
+// The secret parts of one resolved string: `masked` is `real` with each secret replaced by
+// "***", so the literal pieces between the stars line up with `real`.
+void CollectSecrets(const std::string& real, const std::string& masked,
+                    std::vector<std::string>* out) {
+  static const std::string kStars = "***";
+  if (real == masked || masked.find(kStars) == std::string::npos) return;
+  std::vector<std::string> pieces;
+  for (std::size_t from = 0;;) {
+    const std::size_t at = masked.find(kStars, from);
+    pieces.push_back(masked.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) break;
+    from = at + kStars.size();
+  }
+  if (real.compare(0, pieces.front().size(), pieces.front()) != 0) {
+    out->push_back(real);  // cannot align: treat the whole value as secret
+    return;
+  }
+  std::size_t pos = pieces.front().size();
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    const bool last = i + 1 == pieces.size();
+    std::size_t end = last ? real.size() - pieces[i].size() : real.find(pieces[i], pos);
+    if (end == std::string::npos || end < pos || (last && real.compare(end, std::string::npos, pieces[i]) != 0)) {
+      out->push_back(real);
+      return;
+    }
+    if (end > pos) out->push_back(real.substr(pos, end - pos));
+    pos = end + pieces[i].size();
+  }
+}
+
+void CollectSecrets(const nlohmann::json& real, const nlohmann::json& masked,
+                    std::vector<std::string>* out) {
+  if (real.is_string() && masked.is_string()) {
+    CollectSecrets(real.get<std::string>(), masked.get<std::string>(), out);
+  } else if (real.is_object() && masked.is_object()) {
+    for (const auto& [k, v] : real.items())
+      if (masked.contains(k)) CollectSecrets(v, masked[k], out);
+  } else if (real.is_array() && masked.is_array()) {
+    for (std::size_t i = 0; i < real.size() && i < masked.size(); ++i)
+      CollectSecrets(real[i], masked[i], out);
+  }
+}
+
+// The action's plan line for the real values (an action may check a secret's form, which
+// "***" never has), with every secret masked in the text.
+std::string MaskedPlanLine(const Action& action, const ResolvedParams& resolved) {
+  std::string line = action.Plan(resolved.value);
+  std::vector<std::string> secrets;
+  CollectSecrets(resolved.value, resolved.masked, &secrets);
+  // Longest first, so that a secret containing another is masked whole.
+  std::sort(secrets.begin(), secrets.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) continue;
+    for (std::size_t at = line.find(secret); at != std::string::npos; at = line.find(secret, at + 3))
+      line.replace(at, secret.size(), "***");
+  }
+  return line;
+}
+
 std::string JoinMessages(const std::vector<std::string>& messages) {
   std::string out;
   for (const auto& m : messages) out += (out.empty() ? "" : "; ") + m;
@@ -196,7 +256,7 @@ Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& re
       auto resolved = ResolveAndCheck(*action, step.params, b, "step '" + step.id + "'", &errors);
       if (!resolved) continue;
       e.params = resolved->masked;
-      e.plan_line = action->Plan(e.params);
+      e.plan_line = MaskedPlanLine(*action, *resolved);
       if (step.compensate) {
         const Action* undo = registry.Find(step.compensate->action);
         if (undo == nullptr) {
@@ -207,7 +267,7 @@ Result<RunbookPlan> PlanRunbook(const Runbook& runbook, const ActionRegistry& re
                                  "step '" + step.id + "' compensate", &errors);
         if (!c) continue;
         e.compensation =
-            RunbookPlanCompensation{step.compensate->action, c->masked, undo->Plan(c->masked)};
+            RunbookPlanCompensation{step.compensate->action, c->masked, MaskedPlanLine(*undo, *c)};
       }
       plan.entries.push_back(std::move(e));
     }

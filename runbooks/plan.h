@@ -3,7 +3,8 @@
 //
 // Every step's params are resolved with the failover's bindings; values that come from
 // ${env.NAME} and ${file:PATH} are masked ("***") in everything a plan holds, including
-// the action's Plan() line, which is computed on the masked params. A plan never holds a
+// the action's Plan() line, which is computed on the real values (an action may check a
+// secret's form) with every secret masked in its text. A plan never holds a
 // secret, so it can be printed, logged and attached to a drill report.
 // Thread-safety: pure functions; the registry is only read.
 #pragma once

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The main job: installs what it needs, builds, starts the local two-region lab
 # (examples/lab: Iceberg REST catalogs for us-east-1 and eu-central-1 with replication,
-# a workload and fault injection), runs `icewarden serve` on examples/local.yaml against
-# it, and shows live status until Ctrl-C.
+# a workload and fault injection), a BIND 9 serving the writers' name and a Prometheus
+# Alertmanager for the failover runbook (examples/runbooks/lab-failover.yaml), runs
+# `icewarden serve` on examples/local.yaml against them, and shows live status until Ctrl-C.
 #
-# Ports: catalogs 127.0.0.1:18181 (us-east-1) and :18182 (eu-central-1), lab admin :18180,
-# icewarden API :8480. State and logs go to build/lab/.
+# Ports, all on 127.0.0.1: catalogs :18181 (us-east-1) and :18182 (eu-central-1), lab admin
+# :18180, BIND 9 :18153 (UDP and TCP; zone lake.lab.), Alertmanager :19093, icewarden API
+# :8480. State and logs go to build/lab/; `rm -rf build/lab` starts a fresh lab.
 #
-# API tokens for the four roles come from ICEWARDEN_{VIEWER,OPERATOR,APPROVER,ADMIN}_TOKEN;
-# any that are unset get a random value, written to build/lab/tokens.env (mode 600) so
-# that another shell can `source build/lab/tokens.env` and use the CLI.
+# API tokens for the four roles come from ICEWARDEN_{VIEWER,OPERATOR,APPROVER,ADMIN}_TOKEN,
+# and the TSIG secret that signs the runbook's DNS updates from DNS_TSIG_SECRET; any that
+# are unset get a random value, written to build/lab/tokens.env (mode 600) so that another
+# shell can `source build/lab/tokens.env` and use the CLI.
 #
 # LAB_SECONDS=N stops everything after N seconds (used to smoke-test this script).
 set -euo pipefail
@@ -30,6 +33,12 @@ for role in VIEWER OPERATOR APPROVER ADMIN; do
   fi
   echo "export $var=${!var}" >> "$tokens"
 done
+# BIND's TSIG key for RFC 2136 updates (hmac-sha256: 32 random bytes, base64).
+if [ -z "${DNS_TSIG_SECRET:-}" ]; then
+  DNS_TSIG_SECRET=$(head -c 32 /dev/urandom | base64)
+  export DNS_TSIG_SECRET
+fi
+echo "export DNS_TSIG_SECRET=$DNS_TSIG_SECRET" >> "$tokens"
 echo "export ICEWARDEN_TOKEN=\$ICEWARDEN_ADMIN_TOKEN" >> "$tokens"
 echo "export ICEWARDEN_SERVER=http://127.0.0.1:$PORT" >> "$tokens"
 # shellcheck disable=SC1090
@@ -42,26 +51,102 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# wait_until NAME LOG COMMAND...: polls COMMAND for up to 20 s while the process started
+# last is alive; on failure shows LOG and exits.
+wait_until() {
+  local name=$1 log=$2 pid=${pids[-1]}
+  shift 2
+  for _ in $(seq 200); do
+    "$@" >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$name did not start; $log:"
+  tail -n 30 "$log"
+  exit 1
+}
+
+# BIND 9: zone lake.lab. with the writers' name pointing at the default owner's catalog.
+# The zone file is written once; later runs keep what failovers changed (in its journal),
+# just as the catalogs and icewarden's state are kept.
+mkdir -p "$LAB_DIR/dns"
+DNS_DIR=$(realpath "$LAB_DIR/dns")  # named.conf wants absolute paths
+if [ ! -f "$DNS_DIR/lake.lab.zone" ]; then
+  cat > "$DNS_DIR/lake.lab.zone" <<'EOZ'
+$TTL 60
+@                    IN SOA ns.lake.lab. admin.lake.lab. 1 60 60 600 60
+@                    IN NS  ns.lake.lab.
+ns                   IN A   127.0.0.1
+catalog.us-east-1    IN A   127.0.0.1
+catalog.eu-central-1 IN A   127.0.0.1
+writer             5 IN CNAME catalog.us-east-1.lake.lab.
+EOZ
+fi
+cat > "$DNS_DIR/named.conf" <<EOC
+key "icewarden-lab" { algorithm hmac-sha256; secret "$DNS_TSIG_SECRET"; };
+options {
+  directory "$DNS_DIR";
+  pid-file "$DNS_DIR/named.pid";
+  session-keyfile "$DNS_DIR/session.key";
+  managed-keys-directory "$DNS_DIR";
+  listen-on port 18153 { 127.0.0.1; };
+  listen-on-v6 { none; };
+  recursion no;
+  allow-query { any; };
+  dnssec-validation no;
+};
+controls { };
+zone "lake.lab" {
+  type primary;
+  file "$DNS_DIR/lake.lab.zone";
+  journal "$DNS_DIR/lake.lab.zone.jnl";
+  allow-update { key "icewarden-lab"; };
+};
+EOC
+# -g: foreground, log to stderr. Run as root, named keeps root (no -u): nothing of it is
+# outside $DNS_DIR.
+/usr/sbin/named -g -n 1 -c "$DNS_DIR/named.conf" > "$LAB_DIR/named.log" 2>&1 &
+pids+=($!)
+wait_until "BIND 9" "$LAB_DIR/named.log" \
+  sh -c 'dig @127.0.0.1 -p 18153 writer.lake.lab CNAME +short +time=1 +tries=1 | grep -q .'
+
+# Alertmanager: no clustering (empty cluster listener), a receiver that sends nothing.
+AM_DIR="$LAB_DIR/alertmanager"
+mkdir -p "$AM_DIR"
+cat > "$AM_DIR/alertmanager.yml" <<'EOA'
+route:
+  receiver: "null"
+receivers:
+  - name: "null"
+EOA
+/usr/bin/prometheus-alertmanager --config.file="$AM_DIR/alertmanager.yml" \
+  --storage.path="$AM_DIR/data" --web.listen-address=127.0.0.1:19093 \
+  --cluster.listen-address= > "$LAB_DIR/alertmanager.log" 2>&1 &
+pids+=($!)
+wait_until "Alertmanager" "$LAB_DIR/alertmanager.log" curl -sf http://127.0.0.1:19093/-/ready
+
 build/examples/lab/icewarden-lab --data "$LAB_DIR/data" --admin 127.0.0.1:18180 \
   --region us-east-1=127.0.0.1:18181 --region eu-central-1=127.0.0.1:18182 \
   --default-owner us-east-1 --owner 'eu[.].*=eu-central-1' \
   --replication-lag-ms 2000 --workload-interval-ms 3000 > "$LAB_DIR/lab.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do grep -q '^lab: ready' "$LAB_DIR/lab.log" && break; sleep 0.1; done
-grep -q '^lab: ready' "$LAB_DIR/lab.log" || { cat "$LAB_DIR/lab.log"; exit 1; }
+wait_until "the lab" "$LAB_DIR/lab.log" grep -q '^lab: ready' "$LAB_DIR/lab.log"
 
+# DNS_TSIG_SECRET is in serve's environment: the runbook reads ${env.DNS_TSIG_SECRET}.
 build/icewarden serve --config examples/local.yaml --listen "127.0.0.1:$PORT" \
   --state "$LAB_DIR/icewarden.db" > "$LAB_DIR/icewarden.out" 2> "$LAB_DIR/icewarden.log" &
 pids+=($!)
-for _ in $(seq 100); do grep -q 'serving' "$LAB_DIR/icewarden.out" && break; sleep 0.1; done
-grep -q 'serving' "$LAB_DIR/icewarden.out" || { cat "$LAB_DIR/icewarden.log"; exit 1; }
+wait_until "icewarden serve" "$LAB_DIR/icewarden.log" grep -q 'serving' "$LAB_DIR/icewarden.out"
 
 cat <<EOT
 lab: catalogs us-east-1 http://127.0.0.1:18181  eu-central-1 http://127.0.0.1:18182
 lab: fault injection http://127.0.0.1:18180 (docs/lab.md), e.g.
        curl -X POST http://127.0.0.1:18180/lab/regions/us-east-1/stop
+dns: BIND 9 127.0.0.1:18153 (UDP+TCP), zone lake.lab., TSIG key icewarden-lab:
+       dig @127.0.0.1 -p 18153 writer.lake.lab CNAME +short
+alerts: Alertmanager http://127.0.0.1:19093 (curl -s http://127.0.0.1:19093/api/v2/alerts)
 icewarden: http://127.0.0.1:$PORT; in another shell: source $tokens && build/icewarden status
-logs: $LAB_DIR/lab.log $LAB_DIR/icewarden.log
+logs: $LAB_DIR/lab.log $LAB_DIR/icewarden.log $LAB_DIR/named.log $LAB_DIR/alertmanager.log
 EOT
 
 deadline=$(( $(date +%s) + ${LAB_SECONDS:-31536000} ))

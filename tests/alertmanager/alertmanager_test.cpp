@@ -8,17 +8,8 @@
 
 #include <ctime>
 
-#include <unistd.h>
-
-#include <csignal>
-#include <fstream>
-#include <optional>
-#include <thread>
-
 #include "actions/action_kinds.h"
-#include "tests/fakes/subprocess.h"
-#include "tests/fakes/test_paths.h"
-#include "tests/integration/actions/loopback_ports.h"
+#include "tests/integration/actions/alertmanager_server.h"
 #include "tests/unit/actions/action_test_support.h"
 
 namespace icewarden::testing {
@@ -28,63 +19,10 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 using Outcome = ActionResult::Outcome;
 
-constexpr const char* kAlertmanagerBinary = "/usr/bin/prometheus-alertmanager";
-
-class AlertmanagerServer {
- public:
-  AlertmanagerServer() {
-    dir_ = MakeTempDir("icewarden-alertmanager");
-    port_ = FreeTcpPort();
-    std::ofstream(dir_ + "/alertmanager.yml") << "route:\n"
-                                                 "  receiver: \"null\"\n"
-                                                 "receivers:\n"
-                                                 "  - name: \"null\"\n";
-    process_.emplace(
-        std::vector<std::string>{kAlertmanagerBinary, "--config.file=" + dir_ + "/alertmanager.yml",
-                                 "--storage.path=" + dir_ + "/data",
-                                 "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                 // Empty: no gossip port, no clustering.
-                                 "--cluster.listen-address="});
-  }
-  ~AlertmanagerServer() {
-    if (process_) {
-      process_->Signal(SIGTERM);
-      if (!process_->Wait(5s)) process_->Signal(SIGKILL);
-    }
-  }
-
-  bool WaitUntilReady(std::chrono::milliseconds limit) {
-    const auto stop = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < stop) {
-      httplib::Client c("127.0.0.1", port_);
-      c.set_connection_timeout(1s);
-      auto res = c.Get("/-/ready");
-      if (res && res->status == 200) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
-
-  // GET /api/v2/alerts, parsed.
-  json Alerts() const {
-    httplib::Client c("127.0.0.1", port_);
-    auto res = c.Get("/api/v2/alerts");
-    if (!res || res->status != 200) return json::array();
-    return json::parse(res->body);
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  std::string dir_;
-  uint16_t port_ = 0;
-  std::optional<Subprocess> process_;
-};
-
 class AlertmanagerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (access(kAlertmanagerBinary, X_OK) != 0) return;
+    if (!AlertmanagerServer::Installed()) return;
     server_ = new AlertmanagerServer();
     ready_ = server_->WaitUntilReady(30s);
   }

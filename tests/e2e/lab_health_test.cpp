@@ -10,37 +10,30 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/fakes/subprocess.h"
-#include "tests/fakes/test_paths.h"
+#include "tests/e2e/lab_stack.h"
 
 namespace icewarden {
 namespace {
 
 using nlohmann::json;
+using testing::Eventually;
 using testing::IcewardenBinary;
+using testing::LabProcess;
 using testing::RunCommand;
+using testing::ServingUrl;
 using testing::Subprocess;
-
-// "lab: region us-east-1 http://127.0.0.1:41234" -> "http://127.0.0.1:41234"
-std::string UrlAfter(const std::string& line) { return line.substr(line.find("http://")); }
 
 class LabHealthTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTempDir("icewarden-lab-e2e");
-    lab_ = std::make_unique<Subprocess>(std::vector<std::string>{
-        ICEWARDEN_LAB_BINARY, "--data", dir_, "--admin", "127.0.0.1:0", "--region",
-        "us-east-1=127.0.0.1:0", "--region", "eu-central-1=127.0.0.1:0", "--default-owner",
-        "us-east-1", "--owner", "eu[.].*=eu-central-1", "--replication-lag-ms", "100",
-        "--workload-interval-ms", "200"});
-    for (;;) {
-      auto line = lab_->ReadLine(std::chrono::seconds(20));
-      ASSERT_TRUE(line.has_value()) << "the lab did not start";
-      if (line->rfind("lab: region us-east-1 ", 0) == 0) us_ = UrlAfter(*line);
-      if (line->rfind("lab: region eu-central-1 ", 0) == 0) eu_ = UrlAfter(*line);
-      if (line->rfind("lab: admin ", 0) == 0) admin_ = UrlAfter(*line);
-      if (*line == "lab: ready") break;
-    }
+    lab_ = std::make_unique<LabProcess>(
+        dir_,
+        std::vector<std::string>{"--replication-lag-ms", "100", "--workload-interval-ms", "200"});
+    ASSERT_TRUE(lab_->WaitUntilReady()) << "the lab did not start";
+    us_ = lab_->region_url("us-east-1");
+    eu_ = lab_->region_url("eu-central-1");
+    admin_ = lab_->admin_url();
     std::ofstream(dir_ + "/token") << "e2e-admin\n";
     std::ofstream(dir_ + "/icewarden.yaml") << R"(api:
   listen: 127.0.0.1:0
@@ -67,10 +60,8 @@ policies:
 )";
     server_ = std::make_unique<Subprocess>(
         std::vector<std::string>{IcewardenBinary(), "serve", "--config", dir_ + "/icewarden.yaml"});
-    auto line = server_->ReadLine(std::chrono::seconds(20));
-    ASSERT_TRUE(line.has_value()) << "serve did not start";
-    url_ = line->substr(line->find("http://"),
-                        line->find(' ', line->find("http://")) - line->find("http://"));
+    url_ = ServingUrl(*server_);
+    ASSERT_NE(url_, "") << "serve did not start";
   }
 
   void TearDown() override {
@@ -116,18 +107,9 @@ policies:
     return r.contains("silent_since") && !r["silent_since"].is_null();
   }
 
-  // Polls until `done` holds or 30 s pass; returns whether it held.
-  static bool Eventually(const std::function<bool()>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return done();
-  }
-
   std::string dir_, us_, eu_, admin_, url_;
-  std::unique_ptr<Subprocess> lab_, server_;
+  std::unique_ptr<LabProcess> lab_;
+  std::unique_ptr<Subprocess> server_;
 };
 
 TEST_F(LabHealthTest, AStoppedRegionBecomesUnreachableAndComesBackHealthy) {

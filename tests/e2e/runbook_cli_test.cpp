@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/fakes/subprocess.h"
@@ -79,6 +80,34 @@ TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
   EXPECT_EQ(missing.exit_code, 2) << "unset secrets are an error, not an empty string";
   EXPECT_NE(missing.err.find("FENCE_TOKEN"), std::string::npos) << missing.err;
   std::filesystem::remove_all(dir);
+}
+
+// The lab's runbook moves the writers' name and fences the old owner in either direction,
+// with the TSIG secret masked (what `runbook plan` in docs/runbooks.md promises).
+TEST(RunbookCli, TheLabRunbookPlansBothDirections) {
+  const std::string file = SourceDir() + "/examples/runbooks/lab-failover.yaml";
+  for (auto [from, to] :
+       {std::pair{"us-east-1", "eu-central-1"}, std::pair{"eu-central-1", "us-east-1"}}) {
+    auto r = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", from, "--to", to,
+                         "--scope", std::string("owner:") + from, "--output", "json"},
+                        {{"DNS_TSIG_SECRET", "bGFiLXRzaWctc2VjcmV0"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("bGFiLXRzaWctc2VjcmV0"), std::string::npos) << "secret leaked";
+    auto plan = nlohmann::json::parse(r.out);
+    std::map<std::string, nlohmann::json> params_of;  // by action kind
+    for (const auto& step : plan["steps"]) params_of[step["action"]] = step["params"];
+    EXPECT_EQ(params_of["fence.catalog_quiet"]["region"], from) << r.out;
+    EXPECT_EQ(params_of["ownership.transfer"]["scope"], std::string("owner:") + from);
+    const nlohmann::json& dns = params_of["dns.rfc2136"];
+    EXPECT_EQ(dns["server"], "127.0.0.1:18153");
+    EXPECT_EQ(dns["tsig_secret"], "***");
+    ASSERT_EQ(dns["records"].size(), 1u) << dns.dump();
+    EXPECT_EQ(dns["records"][0]["name"], "writer.lake.lab.");
+    EXPECT_EQ(dns["records"][0]["value"], std::string("catalog.") + to + ".lake.lab.");
+    EXPECT_EQ(params_of["verify.dns"]["expect"], std::string("catalog.") + to + ".lake.lab.");
+    EXPECT_EQ(params_of["verify.catalog_healthy"]["region"], to);
+    EXPECT_EQ(params_of["alert.alertmanager"]["url"], "http://127.0.0.1:19093");
+  }
 }
 
 }  // namespace

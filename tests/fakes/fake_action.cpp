@@ -120,7 +120,12 @@ ActionRegistry FakeBuiltinRegistry() {
   dns->extra_validate = CheckDnsRecords;
   add("ownership.transfer",
       {{"scope", Str()}, {"write_catalog_properties", Bool()}, {"concurrency", Int()}});
-  add("alert.alertmanager", {{"url", Str(true)}, {"labels", Obj()}, {"annotations", Obj()}});
+  add("alert.alertmanager", {{"url", Str(true)},
+                             {"labels", Obj()},
+                             {"annotations", Obj()},
+                             {"ends_in", Str()},
+                             {"generator_url", Str()},
+                             {"headers", Obj()}});
   add("alert.webhook", {{"url", Str(true)},
                         {"format", Str(false, {"generic", "slack", "pagerduty"})},
                         {"routing_key", Str()},

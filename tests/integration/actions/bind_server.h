@@ -1,6 +1,7 @@
-// BindServer: BIND 9 (`named`) on 127.0.0.1:<free port>, serving the primary zone lab.test
-// from a temporary folder, open to RFC 2136 updates signed with either of two TSIG keys
-// (hmac-sha256 and hmac-sha512). Started and stopped by the test that owns it.
+// BindServer: BIND 9 (`named`) on 127.0.0.1:<free port>, serving one primary zone (lab.test
+// unless told otherwise) from a temporary folder, open to RFC 2136 updates signed with any of
+// its TSIG keys (by default two: hmac-sha256 and hmac-sha512). Started and stopped by the
+// test that owns it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,8 +9,10 @@
 #include <csignal>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_paths.h"
@@ -29,23 +32,34 @@ inline const BindKey kKey512{
     "icewarden-512", "hmac-sha512",
     "aWNld2FyZGVuLXRlc3Qta2V5LTUxMi0wMTIzNDU2Nzg5YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXowMTIzNA=="};
 
+struct BindZone {
+  std::string name = "lab.test";  // without the trailing dot
+  std::string records;            // appended to the zone file after the SOA and NS records
+  std::vector<BindKey> keys = {kKey256, kKey512};  // each may update the zone
+};
+
 class BindServer {
  public:
-  // `zone_records` are appended to the zone file after the SOA and NS records.
-  explicit BindServer(const std::string& zone_records) {
-    using namespace std::chrono_literals;
+  // `zone_records` are appended to lab.test's zone file after the SOA and NS records.
+  explicit BindServer(const std::string& zone_records)
+      : BindServer(BindZone{"lab.test", zone_records}) {}
+
+  explicit BindServer(const BindZone& zone) : zone_(zone.name) {
     dir_ = MakeTempDir("icewarden-bind");
     port_ = FreeTcpUdpPort();
-    std::ofstream(dir_ + "/lab.test.zone")
-        << "$TTL 60\n"
-        << "@  IN SOA ns.lab.test. admin.lab.test. 1 60 60 600 60\n"
-        << "@  IN NS  ns.lab.test.\n"
-        << "ns IN A   127.0.0.1\n"
-        << zone_records;
+    const std::string file = dir_ + "/" + zone_ + ".zone";
+    std::ofstream(file) << "$TTL 60\n"
+                        << "@  IN SOA ns." << zone_ << ". admin." << zone_ << ". 1 60 60 600 60\n"
+                        << "@  IN NS  ns." << zone_ << ".\n"
+                        << "ns IN A   127.0.0.1\n"
+                        << zone.records;
     std::ofstream conf(dir_ + "/named.conf");
-    for (const BindKey* k : {&kKey256, &kKey512})
-      conf << "key \"" << k->name << "\" { algorithm " << k->algorithm << "; secret \"" << k->secret
+    std::string updaters;
+    for (const BindKey& k : zone.keys) {
+      conf << "key \"" << k.name << "\" { algorithm " << k.algorithm << "; secret \"" << k.secret
            << "\"; };\n";
+      updaters += "key \"" + k.name + "\"; ";
+    }
     conf << "options {\n"
          << "  directory \"" << dir_ << "\";\n"
          << "  pid-file \"" << dir_ << "/named.pid\";\n"
@@ -58,11 +72,11 @@ class BindServer {
          << "  dnssec-validation no;\n"
          << "};\n"
          << "controls { };\n"
-         << "zone \"lab.test\" {\n"
+         << "zone \"" << zone_ << "\" {\n"
          << "  type primary;\n"
-         << "  file \"" << dir_ << "/lab.test.zone\";\n"
-         << "  journal \"" << dir_ << "/lab.test.zone.jnl\";\n"
-         << "  allow-update { key \"" << kKey256.name << "\"; key \"" << kKey512.name << "\"; };\n"
+         << "  file \"" << file << "\";\n"
+         << "  journal \"" << file << ".jnl\";\n"
+         << "  allow-update { " << updaters << "};\n"
          << "};\n";
     conf.close();
     process_.emplace(
@@ -82,13 +96,28 @@ class BindServer {
     using namespace std::chrono_literals;
     const auto stop = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < stop) {
-      auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), "lab.test", "SOA",
+      auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), zone_, "SOA",
                            "+short", "+time=1", "+tries=1"},
                           {}, 3s);
-      if (r.exit_code == 0 && r.out.find("ns.lab.test.") != std::string::npos) return true;
+      if (r.exit_code == 0 && r.out.find("ns." + zone_ + ".") != std::string::npos) return true;
       std::this_thread::sleep_for(100ms);
     }
     return false;
+  }
+
+  // What `dig +short NAME TYPE` answers, one value a line (e.g. a CNAME's target with its
+  // trailing dot); empty when there is no such record or named did not answer.
+  std::vector<std::string> Dig(const std::string& name, const std::string& type) const {
+    using namespace std::chrono_literals;
+    auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), name, type,
+                         "+short", "+time=1", "+tries=2"},
+                        {}, 5s);
+    std::vector<std::string> values;
+    if (r.exit_code != 0) return values;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) values.push_back(line);
+    return values;
   }
 
   uint16_t port() const { return port_; }
@@ -96,6 +125,7 @@ class BindServer {
   const std::string& dir() const { return dir_; }
 
  private:
+  std::string zone_;
   std::string dir_;
   uint16_t port_ = 0;
   std::optional<Subprocess> process_;

@@ -248,11 +248,11 @@ TEST(ConfigErrorsTest, FencingEvidenceIsANonEmptyListOfKnownKindsWithoutDuplicat
       "regions: [{name: a, catalog_uri: \"http://a:1\"}]\nownership: {default_owner: a}\n";
   EXPECT_THAT(ErrorsOf(std::string(head) + "policies: {fencing_evidence: []}\n"),
               ElementsAre("c.yaml:3:30: policies.fencing_evidence: must list at least one of "
-                          "'steps_and_quiet_window', 'quorum_unreachable', 'operator'"));
+                          "'steps_and_quiet_window', 'old_region_unreachable', 'operator'"));
   EXPECT_THAT(
       ErrorsOf(std::string(head) + "policies: {fencing_evidence: [operator, operatr, operator]}\n"),
       ElementsAre("c.yaml:3:41: policies.fencing_evidence[1]: expected one of "
-                  "'steps_and_quiet_window', 'quorum_unreachable', 'operator', got 'operatr'; "
+                  "'steps_and_quiet_window', 'old_region_unreachable', 'operator', got 'operatr'; "
                   "did you mean 'operator'?",
                   "c.yaml:3:50: policies.fencing_evidence[2]: 'operator' is listed twice"));
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "tests/fakes/test_paths.h"
 
@@ -143,7 +144,7 @@ policies:
   EXPECT_EQ(c.policies.max_staleness, milliseconds(90000));  // a bare number is seconds
   EXPECT_EQ(c.policies.cooldown, milliseconds(3600000));
   EXPECT_EQ(c.policies.fencing_evidence,
-            (std::vector<std::string>{"operator", "quorum_unreachable"}));
+            (std::vector<std::string>{"operator", "old_region_unreachable"}));
   EXPECT_TRUE(c.policies.two_person_approval);
 
   EXPECT_EQ(c.FindRegion("eu-central-1"), &c.regions[1]);
@@ -288,6 +289,26 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
                                    "_TOKEN");
   }
   EXPECT_THAT(c.state.path, HasSubstr("examples/local.db"));
+  // Failovers in both directions through the lab's runbook, at run-lab.sh's DNS and
+  // Alertmanager, with old_region_unreachable evidence after 10 s of silence.
+  EXPECT_EQ(c.policies.unreachable_for, std::chrono::seconds(10));
+  ASSERT_EQ(c.failovers.size(), 2u);
+  std::set<std::pair<std::string, std::string>> directions;
+  for (const auto& route : c.failovers) {
+    directions.insert({route.from, route.to});
+    EXPECT_EQ(route.kind, "failover");
+    EXPECT_EQ(route.scope, "*");
+    EXPECT_EQ(std::filesystem::path(route.runbook).lexically_normal(),
+              (std::filesystem::path(testing::SourceDir()) / "examples/runbooks/lab-failover.yaml")
+                  .lexically_normal());
+    EXPECT_TRUE(std::filesystem::exists(route.runbook)) << route.runbook;
+    std::map<std::string, std::string> params(route.params.begin(), route.params.end());
+    EXPECT_EQ(params["dns_server"], "127.0.0.1:18153");
+    EXPECT_EQ(params["zone"], "lake.lab.");
+    EXPECT_EQ(params["alertmanager_url"], "http://127.0.0.1:19093");
+  }
+  EXPECT_EQ(directions, (std::set<std::pair<std::string, std::string>>{
+                            {"us-east-1", "eu-central-1"}, {"eu-central-1", "us-east-1"}}));
 }
 
 }  // namespace
