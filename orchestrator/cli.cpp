@@ -132,6 +132,8 @@ int RunCli(int argc, char** argv) {
   failover_propose->add_flag("--dry-run", propose.dry_run,
                              "show the plan and the guards; create nothing");
   failover_propose->add_flag("--yes,-y", yes, "do not ask for confirmation");
+  failover_propose->add_flag("--id-only", propose.id_only,
+                             "print only the new failover's id on stdout (the plan on stderr)");
   failover_propose->callback(with_token([&] { return CmdFailoverPropose(client, propose, yes); }));
 
   ApproveOptions approve;

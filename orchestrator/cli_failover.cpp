@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <ostream>
 #include <thread>
 
 #include "orchestrator/cli.h"
@@ -37,32 +38,34 @@ int Confirm(const std::string& question, bool yes) {
   return kExitFailed;
 }
 
-void PrintGuards(const json& guards) {
+void PrintGuards(std::ostream& out, const json& guards) {
   for (const json& g : guards) {
     const char* mark = g.value("ok", false)       ? "ok    "
                        : g.value("waived", false) ? "waived"
                                                   : "FAILED";
-    std::cout << "  " << mark << " " << S(g, "guard") << ": " << S(g, "reason") << "\n";
+    out << "  " << mark << " " << S(g, "guard") << ": " << S(g, "reason") << "\n";
   }
 }
 
-void PrintPlan(const json& plan) {
+void PrintPlan(std::ostream& out, const json& plan) {
   for (const json& step : plan.value("steps", json::array()))
-    std::cout << "  " << step.value("number", 0) << ". [" << S(step, "section") << "] "
-              << S(step, "id") << " (" << S(step, "action") << "): " << S(step, "plan") << "\n";
+    out << "  " << step.value("number", 0) << ". [" << S(step, "section") << "] " << S(step, "id")
+        << " (" << S(step, "action") << "): " << S(step, "plan") << "\n";
 }
 
-void PrintChange(const json& plan_body, const std::string& from, const std::string& to,
-                 const std::string& scope) {
-  std::cout << "Moves write ownership of " << S(plan_body, "tables") << " tables (scope " << scope
-            << ") from " << from << " to " << to << "\n";
-  if (plan_body.contains("plan_hash")) std::cout << "Plan " << S(plan_body, "plan_hash") << "\n";
+void PrintChange(std::ostream& out, const json& plan_body, const std::string& from,
+                 const std::string& to, const std::string& scope) {
+  out << "Moves write ownership of "
+      << (plan_body.contains("tables") ? S(plan_body, "tables") + " tables"
+                                       : std::string("the tables"))
+      << " of scope " << scope << " from " << from << " to " << to << "\n";
+  if (plan_body.contains("plan_hash")) out << "Plan " << S(plan_body, "plan_hash") << "\n";
   if (plan_body.contains("plan")) {
-    std::cout << "Runbook " << S(plan_body["plan"], "runbook") << " steps:\n";
-    PrintPlan(plan_body["plan"]);
+    out << "Runbook " << S(plan_body["plan"], "runbook") << " steps:\n";
+    PrintPlan(out, plan_body["plan"]);
   }
-  std::cout << "Guards now (the rpo guard is the RPO estimate):\n";
-  PrintGuards(plan_body.value("guards", json::array()));
+  out << "Guards now (the rpo guard is the RPO estimate):\n";
+  PrintGuards(out, plan_body.value("guards", json::array()));
 }
 
 void PrintRefusal(const ApiAnswer& a) {
@@ -95,7 +98,9 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
     std::cout << dry.body.dump(2) << "\n";
     return kExitOk;
   }
-  PrintChange(dry.body, S(plan.value("failover", json::object()), "from"), p.to, p.scope);
+  // With --id-only, stdout carries the id alone (ID=$(icewarden failover propose ...)).
+  std::ostream& shown = p.id_only ? std::cerr : std::cout;
+  PrintChange(shown, dry.body, S(plan.value("failover", json::object()), "from"), p.to, p.scope);
   if (p.dry_run) return kExitOk;
   if (int rc = Confirm("Propose this " + p.kind + "?", yes); rc != kExitOk) return rc;
   req["dry_run"] = false;
@@ -125,7 +130,7 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
             << S(f, "from") << " to " << S(f, "to") << " (" << S(f, "phase") << ")\n";
   if (f.value("promotion_hold", json()).is_string())
     std::cout << "Held before promotion: " << S(f, "promotion_hold") << "\n";
-  PrintChange(now, S(f, "from"), S(f, "to"), S(f, "scope"));
+  PrintChange(std::cout, now, S(f, "from"), S(f, "to"), S(f, "scope"));
   std::string plan_hash = S(now, "plan_hash");
   if (plan_hash == "-") plan_hash = S(f.value("plan", json::object()), "plan_hash");
   if (int rc = Confirm("Approve plan " + plan_hash + "?", yes); rc != kExitOk) return rc;

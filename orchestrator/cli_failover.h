@@ -16,6 +16,7 @@ struct ProposeOptions {
   std::string kind = "failover";
   std::string to, scope, from, reason;
   bool dry_run = false;
+  bool id_only = false;  // stdout: the new failover's id alone; the plan goes to stderr
 };
 
 struct ApproveOptions {

@@ -30,7 +30,8 @@ void CollectSecrets(const std::string& real, const std::string& masked,
   for (std::size_t i = 1; i < pieces.size(); ++i) {
     const bool last = i + 1 == pieces.size();
     std::size_t end = last ? real.size() - pieces[i].size() : real.find(pieces[i], pos);
-    if (end == std::string::npos || end < pos || (last && real.compare(end, std::string::npos, pieces[i]) != 0)) {
+    if (end == std::string::npos || end < pos ||
+        (last && real.compare(end, std::string::npos, pieces[i]) != 0)) {
       out->push_back(real);
       return;
     }
@@ -63,7 +64,8 @@ std::string MaskedPlanLine(const Action& action, const ResolvedParams& resolved)
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   for (const std::string& secret : secrets) {
     if (secret.empty()) continue;
-    for (std::size_t at = line.find(secret); at != std::string::npos; at = line.find(secret, at + 3))
+    for (std::size_t at = line.find(secret); at != std::string::npos;
+         at = line.find(secret, at + 3))
       line.replace(at, secret.size(), "***");
   }
   return line;

@@ -10,8 +10,8 @@
 namespace icewarden::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 class FailoverE2eTest : public LabStackTest {
@@ -21,9 +21,11 @@ class FailoverE2eTest : public LabStackTest {
     std::map<std::string, std::pair<std::string, long long>> out;
     std::string after;
     for (;;) {
-      HttpReply r = stack_->Api("GET", "/api/v1/ownership?limit=10000" + (after.empty() ? "" : "&after=" + after));
+      HttpReply r = stack_->Api(
+          "GET", "/api/v1/ownership?limit=10000" + (after.empty() ? "" : "&after=" + after));
       if (r.status != 200) return out;
-      for (const json& t : r.body["tables"]) out[t["table"]] = {t["owner"], t["epoch"].get<long long>()};
+      for (const json& t : r.body["tables"])
+        out[t["table"]] = {t["owner"], t["epoch"].get<long long>()};
       if (r.body["next_after"].is_null()) return out;
       after = r.body["next_after"];
     }
@@ -40,23 +42,31 @@ class FailoverE2eTest : public LabStackTest {
   // Waits until both regions are healthy, every table is owned and a lag round has compared
   // them.
   void WaitUntilSettled() {
-    ASSERT_TRUE(Eventually([&] { return Health(kLabUs) == "healthy" && Health(kLabEu) == "healthy"; }, 30s));
+    ASSERT_TRUE(Eventually(
+        [&] { return Health(kLabUs) == "healthy" && Health(kLabEu) == "healthy"; }, 30s));
     ASSERT_TRUE(Eventually([&] { return Ownership().size() >= 4; }, 30s));
-    ASSERT_TRUE(Eventually([&] { return stack_->Api("GET", "/api/v1/lag?state=caught_up", "", "viewer").status == 200; }, 30s));
+    ASSERT_TRUE(Eventually(
+        [&] {
+          return stack_->Api("GET", "/api/v1/lag?state=caught_up", "", "viewer").status == 200;
+        },
+        30s));
   }
 
   // `failover propose ... --yes --output json` as the operator; the id.
   std::string ProposeUsToEu(const std::string& role = "operator") {
-    CommandResult r = stack_->Cli({"failover", "propose", "--to", kLabEu, "--scope", "owner:us-east-1",
-                                   "--reason", "us-east-1 catalog down", "--yes", "--output", "json"},
-                                  role);
+    CommandResult r =
+        stack_->Cli({"failover", "propose", "--to", kLabEu, "--scope", "owner:us-east-1",
+                     "--reason", "us-east-1 catalog down", "--yes", "--output", "json"},
+                    role);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     json body = json::parse(r.out, nullptr, false);
     if (!body.is_object() || !body.contains("failover")) return "";
     return body["failover"]["id"];
   }
 
-  json Failover(const std::string& id) { return stack_->Api("GET", "/api/v1/failovers/" + id, "", "viewer").body; }
+  json Failover(const std::string& id) {
+    return stack_->Api("GET", "/api/v1/failovers/" + id, "", "viewer").body;
+  }
 
   std::string Phase(const std::string& id) {
     json f = Failover(id);
@@ -72,14 +82,16 @@ TEST_F(FailoverE2eTest, StoppedRegionFailsOverOnItsSilence) {
   ASSERT_TRUE(Eventually([&] { return Health(kLabUs) == "unreachable"; }, 30s));
   const std::string id = ProposeUsToEu();
   ASSERT_FALSE(id.empty());
-  CommandResult approved = stack_->Cli({"failover", "approve", id, "--reason", "agreed on the bridge", "--yes"}, "approver");
+  CommandResult approved = stack_->Cli(
+      {"failover", "approve", id, "--reason", "agreed on the bridge", "--yes"}, "approver");
   ASSERT_EQ(approved.exit_code, 0) << approved.out << approved.err;
   CommandResult watched = stack_->Cli({"failover", "watch", id, "--timeout", "90"}, "viewer", 100s);
   ASSERT_EQ(watched.exit_code, 0) << watched.out << watched.err << "\n" << Failover(id).dump(2);
 
   json f = Failover(id);
   EXPECT_EQ(f["fencing"]["kind"], "old_region_unreachable") << f.dump(2);
-  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"), std::vector<std::string>{"catalog.eu-central-1.lake.lab."});
+  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"),
+            std::vector<std::string>{"catalog.eu-central-1.lake.lab."});
   const auto after = Ownership();
   int moved = 0;
   for (const auto& [table, owner_epoch] : before) {
@@ -87,7 +99,8 @@ TEST_F(FailoverE2eTest, StoppedRegionFailsOverOnItsSilence) {
     ++moved;
     ASSERT_TRUE(after.count(table));
     EXPECT_EQ(after.at(table).first, kLabEu) << table;
-    EXPECT_EQ(after.at(table).second, owner_epoch.second + 1) << table << ": epochs rise by exactly one";
+    EXPECT_EQ(after.at(table).second, owner_epoch.second + 1)
+        << table << ": epochs rise by exactly one";
   }
   EXPECT_GT(moved, 0);
   bool alerted = false;
@@ -106,11 +119,14 @@ TEST_F(FailoverE2eTest, CommitsInTheOldOwnerRefuseQuietWindowEvidence) {
   const std::string id = ProposeUsToEu();
   ASSERT_FALSE(id.empty());
   ASSERT_EQ(stack_->Cli({"failover", "approve", id, "--yes"}, "approver").exit_code, 0);
-  ASSERT_TRUE(Eventually([&] {
-    for (const json& s : Failover(id).value("steps", json::array()))
-      if (s["step_id"] == "old-catalog-quiet" && s["state"] == "failed") return true;
-    return false;
-  }, 40s)) << Failover(id).dump(2);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const json& s : Failover(id).value("steps", json::array()))
+          if (s["step_id"] == "old-catalog-quiet" && s["state"] == "failed") return true;
+        return false;
+      },
+      40s))
+      << Failover(id).dump(2);
   std::this_thread::sleep_for(1s);
   json f = Failover(id);
   EXPECT_EQ(f["phase"], "fencing");
@@ -119,7 +135,9 @@ TEST_F(FailoverE2eTest, CommitsInTheOldOwnerRefuseQuietWindowEvidence) {
   for (const json& s : f["steps"])
     if (s["step_id"] == "old-catalog-quiet") why = s["reason"];
   EXPECT_THAT(why, HasSubstr("got snapshot")) << why;
-  EXPECT_EQ(stack_->Cli({"failover", "abort", id, "--reason", "old owner still writing", "--yes"}).exit_code, 0);
+  EXPECT_EQ(stack_->Cli({"failover", "abort", id, "--reason", "old owner still writing", "--yes"})
+                .exit_code,
+            0);
   EXPECT_EQ(Phase(id), "aborted");
 }
 
@@ -132,20 +150,23 @@ class FailoverLagE2eTest : public FailoverE2eTest {
 TEST_F(FailoverLagE2eTest, ApprovalNeedsAcceptDataLossWhenLagIsPastMaxStaleness) {
   WaitUntilSettled();
   ASSERT_EQ(stack_->LabAdmin("POST", "/lab/replication/pause").status, 200);
-  ASSERT_TRUE(Eventually([&] {
-    HttpReply r = stack_->Api("GET", "/api/v1/lag?state=behind", "", "viewer");
-    if (r.status != 200) return false;
-    for (const json& t : r.body.value("tables", json::array()))
-      if (t.value("lag_ms", 0) > 3000) return true;
-    return false;
-  }, 30s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        HttpReply r = stack_->Api("GET", "/api/v1/lag?state=behind", "", "viewer");
+        if (r.status != 200) return false;
+        for (const json& t : r.body.value("tables", json::array()))
+          if (t.value("lag_ms", 0) > 3000) return true;
+        return false;
+      },
+      30s));
   const std::string id = ProposeUsToEu();
   CommandResult refused = stack_->Cli({"failover", "approve", id, "--yes"}, "approver");
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.err, HasSubstr("rpo"));
   EXPECT_EQ(Phase(id), "proposed");
-  CommandResult accepted = stack_->Cli(
-      {"failover", "approve", id, "--accept-data-loss", "replication paused for the drill", "--yes"}, "approver");
+  CommandResult accepted = stack_->Cli({"failover", "approve", id, "--accept-data-loss",
+                                        "replication paused for the drill", "--yes"},
+                                       "approver");
   EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
   EXPECT_EQ(Failover(id)["accept_data_loss"], "replication paused for the drill");
   stack_->Cli({"failover", "abort", id, "--reason", "test over", "--yes"});
@@ -158,20 +179,32 @@ TEST_F(FailoverCrashE2eTest, KilledWhilePromotingResumesAndCompletes) {
   WaitUntilSettled();
   const auto before = Ownership();
   // Slow commits in the new owner: the transfer takes long enough to be killed inside.
-  ASSERT_EQ(stack_->LabAdmin("POST", "/lab/regions/eu-central-1/faults", R"({"commit_latency_ms":700})").status, 200);
+  ASSERT_EQ(
+      stack_->LabAdmin("POST", "/lab/regions/eu-central-1/faults", R"({"commit_latency_ms":700})")
+          .status,
+      200);
   const std::string id = ProposeUsToEu();
   ASSERT_EQ(stack_->Cli({"failover", "approve", id, "--yes"}, "approver").exit_code, 0);
   // Quiet window: the workload commits to us-east-1, so stop it first.
   ASSERT_TRUE(Eventually([&] { return Phase(id) == "fencing"; }, 20s));
-  ASSERT_EQ(stack_->Cli({"failover", "confirm-fencing", id, "--reason", "writers stopped by hand", "--yes"}, "approver").exit_code, 0);
-  ASSERT_TRUE(Eventually([&] {
-    for (const json& s : Failover(id).value("steps", json::array()))
-      if (s["step_id"] == "transfer-ownership" && s["state"] == "running") return true;
-    return false;
-  }, 30s, 20ms)) << Failover(id).dump(2);
+  ASSERT_EQ(
+      stack_
+          ->Cli({"failover", "confirm-fencing", id, "--reason", "writers stopped by hand", "--yes"},
+                "approver")
+          .exit_code,
+      0);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const json& s : Failover(id).value("steps", json::array()))
+          if (s["step_id"] == "transfer-ownership" && s["state"] == "running") return true;
+        return false;
+      },
+      30s, 20ms))
+      << Failover(id).dump(2);
   stack_->KillServe(SIGKILL);
   ASSERT_EQ(stack_->RestartServe(), "");
-  CommandResult watched = stack_->Cli({"failover", "watch", id, "--timeout", "120"}, "viewer", 130s);
+  CommandResult watched =
+      stack_->Cli({"failover", "watch", id, "--timeout", "120"}, "viewer", 130s);
   ASSERT_EQ(watched.exit_code, 0) << watched.out << watched.err << Failover(id).dump(2);
   const auto after = Ownership();
   for (const auto& [table, owner_epoch] : before) {
@@ -184,7 +217,8 @@ TEST_F(FailoverCrashE2eTest, KilledWhilePromotingResumesAndCompletes) {
     ++runs[s["step_id"]];
   }
   for (const auto& [step, n] : runs) EXPECT_EQ(n, 1) << step;
-  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"), std::vector<std::string>{"catalog.eu-central-1.lake.lab."});
+  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"),
+            std::vector<std::string>{"catalog.eu-central-1.lake.lab."});
 }
 
 // (e) Two-person rule: the proposer's own approval is refused.
@@ -207,10 +241,18 @@ TEST_F(FailoverTwoPersonE2eTest, TheProposersOwnApprovalIsRefused) {
 // (f) A catalog that answers, even only 503s, is alive: never unreachable evidence.
 TEST_F(FailoverE2eTest, ACatalogAnswering503IsNeverUnreachableEvidence) {
   WaitUntilSettled();
-  ASSERT_EQ(stack_->LabAdmin("POST", "/lab/regions/us-east-1/faults", R"({"error_rate":1.0,"error_status":503})").status, 200);
-  ASSERT_TRUE(Eventually([&] { return Health(kLabUs) == "unreachable" || Health(kLabUs) == "degraded"; }, 30s));
+  ASSERT_EQ(stack_
+                ->LabAdmin("POST", "/lab/regions/us-east-1/faults",
+                           R"({"error_rate":1.0,"error_status":503})")
+                .status,
+            200);
+  ASSERT_TRUE(Eventually(
+      [&] { return Health(kLabUs) == "unreachable" || Health(kLabUs) == "degraded"; }, 30s));
   const std::string id = ProposeUsToEu();
-  ASSERT_EQ(stack_->Cli({"failover", "approve", id, "--yes", "--accept-data-loss", "test"}, "approver").exit_code, 0);
+  ASSERT_EQ(
+      stack_->Cli({"failover", "approve", id, "--yes", "--accept-data-loss", "test"}, "approver")
+          .exit_code,
+      0);
   ASSERT_TRUE(Eventually([&] { return Phase(id) == "fencing"; }, 20s));
   std::this_thread::sleep_for(6s);  // three times unreachable_for
   json f = Failover(id);

@@ -16,8 +16,10 @@ class ApiFailoverCommandsTest : public FailoverServiceTest {
   void SetUp() override {
     Build();
     ApiConfig api;
-    for (auto [name, role] : {std::pair{"viewer", Role::kViewer}, {"olivia", Role::kOperator},
-                              {"alice", Role::kApprover}, {"root", Role::kAdmin}})
+    for (auto [name, role] : {std::pair{"viewer", Role::kViewer},
+                              {"olivia", Role::kOperator},
+                              {"alice", Role::kApprover},
+                              {"root", Role::kAdmin}})
       api.tokens.push_back(ApiToken{name, role, Secret(std::string("tok-") + name)});
     api_ = std::make_unique<Api>(api, *store_, *clock_, nullptr);
     api_->SetFailoverService(service_.get());
@@ -42,7 +44,8 @@ class ApiFailoverCommandsTest : public FailoverServiceTest {
     const auto ownership = store_->ListOwnership({});
     const auto failovers = store_->ListFailovers(0);
     for (const Region& r : *regions) d["regions"].push_back({r.name, r.health, r.reason});
-    for (const Ownership& o : *ownership) d["ownership"].push_back({o.table.ToString(), o.owner, o.epoch});
+    for (const Ownership& o : *ownership)
+      d["ownership"].push_back({o.table.ToString(), o.owner, o.epoch});
     for (const Failover& f : *failovers) {
       d["failovers"].push_back({f.id, f.version, FailoverPhaseName(f.phase), f.approvals.size()});
       d["steps"][f.id] = store_->ListSteps(f.id)->size();
@@ -52,8 +55,9 @@ class ApiFailoverCommandsTest : public FailoverServiceTest {
   }
 
   std::string ProposeViaApi() {
-    ApiResponse res = Call("POST", "/api/v1/failovers",
-                           R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"down"})", "olivia");
+    ApiResponse res =
+        Call("POST", "/api/v1/failovers",
+             R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"down"})", "olivia");
     EXPECT_EQ(res.status, 201) << res.body;
     return json::parse(res.body)["failover"]["id"];
   }
@@ -75,7 +79,8 @@ TEST_F(ApiFailoverCommandsTest, ProposeApproveAndReadTheReport) {
   ApiResponse report = Call("GET", "/api/v1/failovers/" + id + "/report", "", "viewer");
   ASSERT_EQ(report.status, 200);
   EXPECT_EQ(json::parse(report.body)["failover"]["phase"], "completed");
-  ApiResponse ack = Call("POST", "/api/v1/failovers/" + id + "/ack", R"({"comment":"reviewed"})", "olivia");
+  ApiResponse ack =
+      Call("POST", "/api/v1/failovers/" + id + "/ack", R"({"comment":"reviewed"})", "olivia");
   EXPECT_EQ(ack.status, 200) << ack.body;
 }
 
@@ -90,24 +95,40 @@ TEST_F(ApiFailoverCommandsTest, BadInputIsAJsonErrorAndChangesNothing) {
   const std::vector<Case> cases = {
       {"POST", "/api/v1/failovers", "{not json", "olivia", 400, "not valid JSON"},
       {"POST", "/api/v1/failovers", "[1]", "olivia", 400, "JSON object"},
-      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x","colour":1})", "olivia", 400, "unknown field 'colour'"},
-      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1"})", "olivia", 400, "needs a reason"},
-      {"POST", "/api/v1/failovers", R"({"to":"mars-1","scope":"owner:us-east-1","reason":"x"})", "olivia", 400, "no region named 'mars-1'"},
-      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "alice", 403, "propose_failover"},
-      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "viewer", 403, "propose_failover"},
-      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "", 401, "bearer token"},
+      {"POST", "/api/v1/failovers",
+       R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x","colour":1})", "olivia", 400,
+       "unknown field 'colour'"},
+      {"POST", "/api/v1/failovers", R"({"to":"eu-central-1","scope":"owner:us-east-1"})", "olivia",
+       400, "needs a reason"},
+      {"POST", "/api/v1/failovers", R"({"to":"mars-1","scope":"owner:us-east-1","reason":"x"})",
+       "olivia", 400, "no region named 'mars-1'"},
+      {"POST", "/api/v1/failovers",
+       R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "alice", 403,
+       "propose_failover"},
+      {"POST", "/api/v1/failovers",
+       R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "viewer", 403,
+       "propose_failover"},
+      {"POST", "/api/v1/failovers",
+       R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x"})", "", 401, "bearer token"},
       {"POST", approve, "{", "alice", 400, "not valid JSON"},
       {"POST", approve, R"({"reason":"ok"})", "alice", 400, "plan_hash is required"},
       {"POST", approve, R"({"plan_hash":"x","why":"ok"})", "alice", 400, "unknown field 'why'"},
       {"POST", approve, R"({"plan_hash":"x"})", "olivia", 403, "approve_failover"},
-      {"POST", "/api/v1/failovers/fo-nope/approve", R"({"plan_hash":"x"})", "alice", 404, "fo-nope"},
-      {"POST", approve, R"({"plan_hash":"x","cooldown_override":"because"})", "alice", 403, "admin"},
-      {"POST", "/api/v1/failovers/" + id + "/fencing-confirmation", R"({})", "alice", 400, "reason is required"},
-      {"POST", "/api/v1/failovers/" + id + "/fencing-confirmation", R"({"reason":"off"})", "olivia", 403, "confirm_fencing"},
-      {"POST", "/api/v1/failovers/" + id + "/abort", R"({"reason":""})", "olivia", 400, "reason is required"},
-      {"POST", "/api/v1/failovers/" + id + "/abort", R"({"reason":"x"})", "alice", 403, "abort_failover"},
+      {"POST", "/api/v1/failovers/fo-nope/approve", R"({"plan_hash":"x"})", "alice", 404,
+       "fo-nope"},
+      {"POST", approve, R"({"plan_hash":"x","cooldown_override":"because"})", "alice", 403,
+       "admin"},
+      {"POST", "/api/v1/failovers/" + id + "/fencing-confirmation", R"({})", "alice", 400,
+       "reason is required"},
+      {"POST", "/api/v1/failovers/" + id + "/fencing-confirmation", R"({"reason":"off"})", "olivia",
+       403, "confirm_fencing"},
+      {"POST", "/api/v1/failovers/" + id + "/abort", R"({"reason":""})", "olivia", 400,
+       "reason is required"},
+      {"POST", "/api/v1/failovers/" + id + "/abort", R"({"reason":"x"})", "alice", 403,
+       "abort_failover"},
       {"POST", "/api/v1/failovers/fo-nope/abort", R"({"reason":"x"})", "olivia", 404, "fo-nope"},
-      {"POST", "/api/v1/failovers/" + id + "/ack", R"({"reason":"x"})", "olivia", 400, "unknown field 'reason'"},
+      {"POST", "/api/v1/failovers/" + id + "/ack", R"({"reason":"x"})", "olivia", 400,
+       "unknown field 'reason'"},
       {"POST", "/api/v1/failovers/" + id + "/report", "{}", "olivia", 405, "use GET"},
       {"GET", "/api/v1/failovers/fo-nope/report", "", "viewer", 404, "fo-nope"},
       {"POST", "/api/v1/failovers", std::string(kApiMaxBodyBytes + 1, ' '), "olivia", 413, "limit"},
@@ -115,7 +136,8 @@ TEST_F(ApiFailoverCommandsTest, BadInputIsAJsonErrorAndChangesNothing) {
   const std::string before = Digest(true);
   for (const Case& c : cases) {
     ApiResponse res = Call(c.method, c.path, c.body, c.who);
-    EXPECT_EQ(res.status, c.status) << c.method << " " << c.path << " " << c.body.substr(0, 80) << ": " << res.body;
+    EXPECT_EQ(res.status, c.status)
+        << c.method << " " << c.path << " " << c.body.substr(0, 80) << ": " << res.body;
     json body = json::parse(res.body, nullptr, false);
     ASSERT_TRUE(body.is_object() && body.contains("error")) << res.body;
     EXPECT_NE(body["error"]["message"].get<std::string>().find(c.says), std::string::npos)
@@ -134,7 +156,8 @@ TEST_F(ApiFailoverCommandsTest, WrongPhaseIsA409NamingTheEventsItTakes) {
   EXPECT_EQ(body["phase"], "proposed");
   EXPECT_EQ(body["allowed_events"], json::array({"approve", "abort"}));
   EXPECT_EQ(Digest(false), before);
-  ApiResponse ack = Call("POST", "/api/v1/failovers/" + id + "/ack", R"({"comment":"x"})", "olivia");
+  ApiResponse ack =
+      Call("POST", "/api/v1/failovers/" + id + "/ack", R"({"comment":"x"})", "olivia");
   EXPECT_EQ(ack.status, 409) << ack.body;
   EXPECT_EQ(Digest(false), before);
 }
@@ -148,7 +171,8 @@ TEST_F(ApiFailoverCommandsTest, GuardRefusalListsTheGuards) {
   json body = json::parse(res.body);
   EXPECT_EQ(body["error"]["code"], "refused");
   bool named = false;
-  for (const json& g : body["guards"]) named = named || (g["guard"] == "target_healthy" && !g["ok"].get<bool>());
+  for (const json& g : body["guards"])
+    named = named || (g["guard"] == "target_healthy" && !g["ok"].get<bool>());
   EXPECT_TRUE(named) << res.body;
 }
 

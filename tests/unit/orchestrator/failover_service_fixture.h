@@ -30,8 +30,9 @@ inline constexpr const char* kEu = "eu-central-1";
 class FailoverServiceTest : public ::testing::Test {
  protected:
   // `fence` is the YAML of the fence section's steps.
-  void Build(const std::string& fence = "  - {id: quiet, action: fence.catalog_quiet, params: {}}\n",
-             bool two_person = false) {
+  void Build(
+      const std::string& fence = "  - {id: quiet, action: fence.catalog_quiet, params: {}}\n",
+      bool two_person = false) {
     dir_ = MakeTempDir("icewarden-failover");
     runbook_path_ = dir_ + "/rb.yaml";
     std::ofstream(runbook_path_) << "name: test-failover\n"
@@ -55,7 +56,8 @@ class FailoverServiceTest : public ::testing::Test {
     config_.policies.max_staleness = std::chrono::minutes(1);
     config_.policies.cooldown = std::chrono::minutes(2);
     config_.policies.unreachable_for = std::chrono::seconds(10);
-    for (auto [name, from, to] : {std::tuple{"us-to-eu", kUs, kEu}, std::tuple{"eu-to-us", kEu, kUs}}) {
+    for (auto [name, from, to] :
+         {std::tuple{"us-to-eu", kUs, kEu}, std::tuple{"eu-to-us", kEu, kUs}}) {
       FailoverRouteConfig route;
       route.name = name;
       route.from = from;
@@ -65,9 +67,10 @@ class FailoverServiceTest : public ::testing::Test {
     }
     log_ = std::make_shared<ScriptedActionLog>();
     RegisterFakeActions(registry_, log_);
-    ASSERT_TRUE(registry_
-                    .Register(std::make_unique<ScriptedAction>("fence.catalog_quiet", true, false, log_))
-                    .ok());
+    ASSERT_TRUE(
+        registry_
+            .Register(std::make_unique<ScriptedAction>("fence.catalog_quiet", true, false, log_))
+            .ok());
     std::vector<std::string> errors;
     auto routes = RouteTable::Load(config_, registry_, &errors);
     ASSERT_TRUE(routes) << (errors.empty() ? "" : errors.front());
@@ -151,7 +154,9 @@ class FailoverServiceTest : public ::testing::Test {
     live_.PublishLag(std::move(report));
   }
 
-  Caller Person(const std::string& name, ActorKind kind) { return Caller{name, kind, "127.0.0.1:1"}; }
+  Caller Person(const std::string& name, ActorKind kind) {
+    return Caller{name, kind, "127.0.0.1:1"};
+  }
 
   // Proposes us-east-1 -> eu-central-1 of owner:us-east-1 as operator "olivia"; the id.
   std::string Propose() {

@@ -68,7 +68,8 @@ TEST_F(FailoverServiceTest, ProposerMayNotApproveUnderTwoPersonRule) {
   const std::string id = Propose();
   CommandOutcome own = Approve(id, "olivia");
   EXPECT_EQ(own.status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(own.status.message().find("may not approve"), std::string::npos) << own.status.message();
+  EXPECT_NE(own.status.message().find("may not approve"), std::string::npos)
+      << own.status.message();
   EXPECT_TRUE(Approve(id, "alice").status.ok());
   EXPECT_EQ(Get(id).phase, P::kProposed);  // one of two
   EXPECT_TRUE(Approve(id, "bob").status.ok());
@@ -95,7 +96,8 @@ TEST_F(FailoverServiceTest, RpoGuardRefusesApprovalUnlessDataLossIsAccepted) {
   EXPECT_EQ(Get(id).phase, P::kProposed);
   CommandOutcome accepted = Approve(id, "alice", "us-east-1 is gone; 5m of orders re-sent by hand");
   ASSERT_TRUE(accepted.status.ok()) << accepted.status.ToString();
-  EXPECT_EQ(Get(id).accept_data_loss.value_or(""), "us-east-1 is gone; 5m of orders re-sent by hand");
+  EXPECT_EQ(Get(id).accept_data_loss.value_or(""),
+            "us-east-1 is gone; 5m of orders re-sent by hand");
 }
 
 TEST_F(FailoverServiceTest, UnknownLagWithALastKnownBoundCountsTheBound) {
@@ -186,7 +188,8 @@ TEST_F(FailoverServiceTest, GuardFailingBeforePromotionHoldsInFencedUntilReappro
   ASSERT_TRUE(WaitFor(id, P::kFenced));
   for (int i = 0; i < 100 && Get(id).promotion_hold.empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_NE(Get(id).promotion_hold.find("target_healthy"), std::string::npos) << Get(id).promotion_hold;
+  EXPECT_NE(Get(id).promotion_hold.find("target_healthy"), std::string::npos)
+      << Get(id).promotion_hold;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(Get(id).phase, P::kFenced);
   EXPECT_EQ(log_->RunCount("move"), 0);
@@ -227,11 +230,15 @@ TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
   EXPECT_EQ(Get(id).phase, P::kFencing);
   auto audit = store_->ListAudit({0, 1000, id});
   bool said = false;
-  for (const auto& e : *audit) said = said || e.reason.find("fence.catalog_quiet") != std::string::npos;
+  for (const auto& e : *audit)
+    said = said || e.reason.find("fence.catalog_quiet") != std::string::npos;
   EXPECT_TRUE(said) << "the refusal says a quiet-window step is missing";
-  CommandOutcome by_operator = service_->ConfirmFencing(Person("olivia", ActorKind::kOperator), id, "powered off");
-  EXPECT_EQ(by_operator.status.code(), StatusCode::kFailedPrecondition) << "operators may not; the API checks roles too";
-  ASSERT_TRUE(service_->ConfirmFencing(Person("alice", ActorKind::kApprover), id, "powered off").status.ok());
+  CommandOutcome by_operator =
+      service_->ConfirmFencing(Person("olivia", ActorKind::kOperator), id, "powered off");
+  EXPECT_EQ(by_operator.status.code(), StatusCode::kFailedPrecondition)
+      << "operators may not; the API checks roles too";
+  ASSERT_TRUE(service_->ConfirmFencing(Person("alice", ActorKind::kApprover), id, "powered off")
+                  .status.ok());
   ASSERT_TRUE(WaitFor(id, P::kCompleted));
 }
 
@@ -243,10 +250,11 @@ TEST_F(FailoverServiceTest, RandomCommandsNeverPromoteWithoutApprovalAndFencing)
   std::mt19937 rng(20261201);
   const ActorKind kinds[] = {ActorKind::kOperator, ActorKind::kApprover, ActorKind::kAdmin,
                              ActorKind::kWebhook,  ActorKind::kProbe,    ActorKind::kExecutor};
-  const FailoverEvent events[] = {
-      FailoverEvent::kApprove,       FailoverEvent::kAbort,          FailoverEvent::kBeginFencing,
-      FailoverEvent::kConfirmFencing, FailoverEvent::kBeginPromotion, FailoverEvent::kPromoted,
-      FailoverEvent::kVerified,      FailoverEvent::kStepFailed,     FailoverEvent::kInFlightUnknown};
+  const FailoverEvent events[] = {FailoverEvent::kApprove,        FailoverEvent::kAbort,
+                                  FailoverEvent::kBeginFencing,   FailoverEvent::kConfirmFencing,
+                                  FailoverEvent::kBeginPromotion, FailoverEvent::kPromoted,
+                                  FailoverEvent::kVerified,       FailoverEvent::kStepFailed,
+                                  FailoverEvent::kInFlightUnknown};
   int promoted = 0;
   for (int round = 0; round < 40; ++round) {
     clock_->Advance(std::chrono::minutes(10));
@@ -292,8 +300,10 @@ TEST_F(FailoverServiceTest, RandomCommandsNeverPromoteWithoutApprovalAndFencing)
       // Past fencing: abort is refused; let it end so the next round's scope is free.
       FailoverInput in{FailoverEvent::kStepFailed, ActorKind::kExecutor, "executor", "end"};
       runner_->Apply(id, in);
-      runner_->Apply(id, FailoverInput{FailoverEvent::kBeginCompensation, ActorKind::kExecutor, "executor", "end"});
-      runner_->Apply(id, FailoverInput{FailoverEvent::kCompensated, ActorKind::kExecutor, "executor", "end"});
+      runner_->Apply(id, FailoverInput{FailoverEvent::kBeginCompensation, ActorKind::kExecutor,
+                                       "executor", "end"});
+      runner_->Apply(
+          id, FailoverInput{FailoverEvent::kCompensated, ActorKind::kExecutor, "executor", "end"});
     }
     // needs_attention holds its scope until a person looks: no further round can propose.
     if (!IsTerminal(Get(id).phase)) break;

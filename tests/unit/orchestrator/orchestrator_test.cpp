@@ -191,7 +191,9 @@ namespace {
 TEST_F(OrchestratorTest, TheExecutorDrivesAFailoverThroughTheOrchestrator) {
   Orchestrator o(config_, *store_, clock_);
   Propose("fo-9");
-  ASSERT_TRUE(o.ApplyToFailover("fo-9", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "go"}, "cli")->accepted);
+  ASSERT_TRUE(
+      o.ApplyToFailover("fo-9", {FailoverEvent::kApprove, ActorKind::kApprover, "ada", "go"}, "cli")
+          ->accepted);
   ActionRegistry registry;
   auto log = std::make_shared<testing::ScriptedActionLog>();
   testing::RegisterFakeActions(registry, log);
@@ -214,10 +216,10 @@ TEST_F(OrchestratorTest, TheExecutorDrivesAFailoverThroughTheOrchestrator) {
   EXPECT_EQ(report->phase, FailoverPhase::kCompleted) << report->summary;
   std::vector<std::string> actions;
   for (const auto& e : Audit("fo-9")) actions.push_back(e.action);
-  EXPECT_EQ(actions, (std::vector<std::string>{
-                         "failover.propose", "failover.approve", "failover.begin_fencing",
-                         "failover.confirm_fencing", "failover.begin_promotion",
-                         "failover.promoted", "failover.verified"}));
+  EXPECT_EQ(actions, (std::vector<std::string>{"failover.propose", "failover.approve",
+                                               "failover.begin_fencing", "failover.confirm_fencing",
+                                               "failover.begin_promotion", "failover.promoted",
+                                               "failover.verified"}));
   EXPECT_EQ(Audit("fo-9")[2].source, "executor");
 }
 
