@@ -266,7 +266,13 @@ ScopeLag Summarise(const std::vector<TableLag>& rows) {
 
 std::string FormatLagDuration(std::chrono::milliseconds d) {
   std::int64_t ms = d.count();
-  if (ms < 0) return "-" + FormatLagDuration(-d);
+  // Appending rather than `"-" + FormatLagDuration(-d)`: GCC 12 at -O3 inlines that
+  // operator+ into a memcpy it then flags with a false -Wrestrict (GCC bug 105651).
+  if (ms < 0) {
+    std::string out = "-";
+    out += FormatLagDuration(-d);
+    return out;
+  }
   if (ms < 1000) return std::to_string(ms) + "ms";
   struct Unit {
     std::int64_t ms;
