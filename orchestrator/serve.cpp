@@ -3,9 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "orchestrator/api.h"
 #include "orchestrator/catalog_watch.h"
@@ -26,17 +28,32 @@ void PrintErrors(const std::vector<ConfigError>& errors) {
 
 }  // namespace
 
-int CmdConfigValidate(const std::string& path) {
-  ConfigLoad load = LoadConfig(path);
+int CmdConfigValidate(const std::string& path, bool strict) {
+  // Without --strict a secret that is absent here is a warning: configs are validated in CI
+  // and on laptops, where production secrets are not (and should not be).
+  ConfigLoad load =
+      LoadConfig(path, ProcessEnv, strict ? SecretCheck::kRequire : SecretCheck::kWarnIfMissing);
+  std::vector<ConfigError> problems = load.errors;
+  problems.insert(problems.end(), load.warnings.begin(), load.warnings.end());
+  std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  PrintErrors(problems);
+  auto count = [](size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
   if (!load.errors.empty()) {
-    PrintErrors(load.errors);
-    std::cerr << path << ": " << load.errors.size() << " error"
-              << (load.errors.size() == 1 ? "" : "s") << '\n';
+    std::cerr << path << ": " << count(load.errors.size(), "error") << '\n';
     return kExitUsage;
   }
   const Config& c = *load.config;
   std::cout << path << ": ok (" << c.regions.size() << " regions, " << c.ownership.rules.size()
-            << " ownership rules, " << c.api.tokens.size() << " API tokens)\n";
+            << " ownership rules, " << c.api.tokens.size() << " API tokens)";
+  if (!load.warnings.empty()) {
+    std::cout << "; " << count(load.warnings.size(), "warning")
+              << ": secrets not available here (--strict makes them errors)";
+  }
+  std::cout << '\n';
   return kExitOk;
 }
 
