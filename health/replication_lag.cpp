@@ -245,9 +245,18 @@ TableLag UncomparedLag(const TableIdent& table, const std::string& owner,
   return out;
 }
 
-ScopeLag Summarise(const std::vector<TableLag>& rows) {
+ScopeLag Summarise(const std::vector<TableLag>& rows, std::optional<UnixMillis> now) {
   ScopeLag out;
   for (const auto& r : rows) {
+    std::optional<std::chrono::milliseconds> bound;
+    if (now || r.state != LagState::kUnknown) bound = LagUpperBound(r, now.value_or(0));
+    if (!bound) {
+      ++out.unbounded;
+    } else if (*bound > out.worst_bound) {
+      out.worst_bound = *bound;
+      out.worst_bound_table = r.table;
+      out.worst_bound_replica = r.replica;
+    }
     ++out.tables;
     out.total_missing += r.missing_commits;
     if (r.diverged || r.uuid_mismatch) out.any_divergence = true;
