@@ -26,6 +26,18 @@ struct Pairing {
   std::string replica;
 };
 
+// A (table, owner, replica) row's identity across rounds. The owner is part of it: a lag
+// measured against the previous owner says nothing once ownership has moved.
+using PairKey = std::tuple<TableIdent, std::string, std::string>;
+
+// The last round that compared a pair (behind or caught up): what an uncompared row reports
+// as its last known lag (TableLag::last_known_*).
+struct LastComparison {
+  UnixMillis at = 0;
+  std::chrono::milliseconds lag{0};
+  int missing = 0;
+};
+
 }  // namespace
 
 struct LagMonitor::State {
@@ -38,6 +50,7 @@ struct LagMonitor::State {
   // Each region's tables at its last successful listing: what a failed region is
   // assumed to hold.
   std::map<std::string, std::set<TableIdent>> last_listing;
+  std::map<PairKey, LastComparison> last_compared;
   std::optional<LagReport> latest;
   std::weak_ptr<Round> running;
   bool stopped = false;
@@ -222,6 +235,7 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
       }
     }
     Forget();
+    CarryLastComparisons(now);
     std::sort(report_.tables.begin(), report_.tables.end(),
               [](const TableLag& a, const TableLag& b) {
                 return std::tie(a.table, a.replica) < std::tie(b.table, b.replica);
@@ -245,6 +259,29 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
         ++it;
       }
     }
+  }
+
+  // Records this round's comparisons and gives every unknown row the pair's last one, which
+  // stays until the pair is compared again however many rounds it stays unknown (its bound
+  // grows with its age: LagUpperBound). A row that is neither (diverged, not in owner,
+  // another table) or a pair that left the report forgets it: an old lag would understate
+  // what it means now.
+  void CarryLastComparisons(UnixMillis now) {
+    std::map<PairKey, LastComparison> kept;
+    for (TableLag& row : report_.tables) {
+      PairKey key{row.table, row.owner, row.replica};
+      if (row.state == LagState::kBehind || row.state == LagState::kCaughtUp) {
+        kept[key] = {now, row.lag, row.missing_commits};
+      } else if (row.state == LagState::kUnknown) {
+        auto last = state_->last_compared.find(key);
+        if (last == state_->last_compared.end()) continue;
+        row.last_known_at = last->second.at;
+        row.last_known_lag = last->second.lag;
+        row.last_known_missing = last->second.missing;
+        kept[key] = last->second;
+      }
+    }
+    state_->last_compared = std::move(kept);
   }
 
   void Finish(Result<LagReport> result) {
@@ -274,7 +311,7 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
 LagMonitor::LagMonitor(std::map<std::string, CatalogClient*> catalogs, OwnerLookup owner_of,
                        const Clock& clock, LagMonitorOptions options)
     : state_(std::make_shared<State>(State{
-          std::move(catalogs), std::move(owner_of), clock, options, {}, {}, {}, {}, false})) {}
+          std::move(catalogs), std::move(owner_of), clock, options, {}, {}, {}, {}, {}, false})) {}
 
 LagMonitor::~LagMonitor() { state_->stopped = true; }
 

@@ -16,6 +16,9 @@
 //     held at its last successful listing, or, never listed, every table owned elsewhere);
 //   - a load that fails makes the rows that needed it kUnknown, with the error;
 //   - a table a non-owner region holds but its owner's catalog does not is kNotInOwner.
+// A kUnknown row carries the last comparison of its (table, owner, replica) in an earlier
+// round, if any (TableLag::last_known_*), so that the RPO stays bounded while a catalog is
+// away (LagUpperBound).
 // Refresh fails only when the monitor is destroyed during the round.
 //
 // Threading: asynchronous; everything (Refresh, its callbacks, latest()) runs on the

@@ -245,9 +245,18 @@ TableLag UncomparedLag(const TableIdent& table, const std::string& owner,
   return out;
 }
 
-ScopeLag Summarise(const std::vector<TableLag>& rows) {
+ScopeLag Summarise(const std::vector<TableLag>& rows, std::optional<UnixMillis> now) {
   ScopeLag out;
   for (const auto& r : rows) {
+    std::optional<std::chrono::milliseconds> bound;
+    if (now || r.state != LagState::kUnknown) bound = LagUpperBound(r, now.value_or(0));
+    if (!bound) {
+      ++out.unbounded;
+    } else if (*bound > out.worst_bound) {
+      out.worst_bound = *bound;
+      out.worst_bound_table = r.table;
+      out.worst_bound_replica = r.replica;
+    }
     ++out.tables;
     out.total_missing += r.missing_commits;
     if (r.diverged || r.uuid_mismatch) out.any_divergence = true;
@@ -266,7 +275,13 @@ ScopeLag Summarise(const std::vector<TableLag>& rows) {
 
 std::string FormatLagDuration(std::chrono::milliseconds d) {
   std::int64_t ms = d.count();
-  if (ms < 0) return "-" + FormatLagDuration(-d);
+  // Appending rather than `"-" + FormatLagDuration(-d)`: GCC 12 at -O3 inlines that
+  // operator+ into a memcpy it then flags with a false -Wrestrict (GCC bug 105651).
+  if (ms < 0) {
+    std::string out = "-";
+    out += FormatLagDuration(-d);
+    return out;
+  }
   if (ms < 1000) return std::to_string(ms) + "ms";
   struct Unit {
     std::int64_t ms;

@@ -147,9 +147,18 @@ struct ScopeLag {
   bool complete = true;                  // no unknown rows
   bool all_within_max_staleness = true;  // over rows whose lag is known
   int tables = 0;                        // rows summarised
+  // The worst LagUpperBound over the rows that have one, as of Summarise's `now`: with
+  // unbounded == 0 the RPO of a failover over these tables is at most worst_bound, even
+  // while some are unknown. When every row is behind or caught up, it equals worst_lag.
+  std::chrono::milliseconds worst_bound{0};
+  std::optional<TableIdent> worst_bound_table{};  // nullopt when no bound is above 0
+  std::string worst_bound_replica{};
+  int unbounded = 0;  // rows nothing bounds: never compared, diverged, another table, ...
 };
 
-ScopeLag Summarise(const std::vector<TableLag>& rows);
+// `now` is when the rows were measured (LagReport::at): an unknown row's bound grows with
+// the time since its last comparison. Without it, unknown rows count as unbounded.
+ScopeLag Summarise(const std::vector<TableLag>& rows, std::optional<UnixMillis> now = std::nullopt);
 
 // "850ms", "42s", "45m", "1h30m", "5d": the two most significant units, truncated.
 std::string FormatLagDuration(std::chrono::milliseconds d);

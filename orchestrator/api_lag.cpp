@@ -14,9 +14,22 @@ using nlohmann::json;
 
 json SnapshotId(std::int64_t id) { return id < 0 ? json(nullptr) : json(std::to_string(id)); }
 
-json TableLagJson(const TableLag& t) {
+json Millis(std::optional<std::chrono::milliseconds> ms) {
+  return ms ? json(ms->count()) : json(nullptr);
+}
+
+// `now`: when the row was measured (the report's time), for the age of its last comparison.
+json TableLagJson(const TableLag& t, UnixMillis now) {
   json ids = json::array();
   for (auto id : t.divergent_snapshot_ids) ids.push_back(std::to_string(id));
+  json last_known = nullptr;
+  if (t.last_known_at) {
+    last_known = {{"at", FormatUnixMillis(*t.last_known_at)},
+                  {"at_unix_ms", *t.last_known_at},
+                  {"age_ms", std::max<UnixMillis>(0, now - *t.last_known_at)},
+                  {"lag_ms", t.last_known_lag.count()},
+                  {"missing_commits", t.last_known_missing}};
+  }
   return {
       {"table", t.table.ToString()},
       {"namespace", t.table.namespace_levels},
@@ -39,6 +52,10 @@ json TableLagJson(const TableLag& t) {
       {"owner_retention_ms", t.owner_retention.count()},
       {"retention_too_short", t.retention_too_short},
       {"reason", t.reason},
+      // For an unknown row: the last round that compared the pair. lag_bound_ms is the most
+      // the replica can trail now (null when nothing bounds it); lag_ms for compared rows.
+      {"last_known", std::move(last_known)},
+      {"lag_bound_ms", Millis(LagUpperBound(t, now))},
   };
 }
 
@@ -83,7 +100,7 @@ json LagReportJson(const LagReport& report, const LagFilter& filter, const LagPa
       if (Matches(t, filter, table)) kept.push_back(t);
   }
   const std::vector<TableLag>& rows = filtered ? kept : report.tables;
-  const ScopeLag s = Summarise(rows);
+  const ScopeLag s = Summarise(rows, report.at);
   auto first = rows.begin();
   if (page.after_table) {
     first = std::upper_bound(
@@ -92,7 +109,8 @@ json LagReportJson(const LagReport& report, const LagFilter& filter, const LagPa
   }
   json tables = json::array();
   auto it = first;
-  for (; it != rows.end() && tables.size() < page.limit; ++it) tables.push_back(TableLagJson(*it));
+  for (; it != rows.end() && tables.size() < page.limit; ++it)
+    tables.push_back(TableLagJson(*it, report.at));
   json next = nullptr;
   if (it != rows.end() && it != first)
     next = {{"table", std::prev(it)->table.ToString()}, {"replica", std::prev(it)->replica}};
@@ -107,7 +125,15 @@ json LagReportJson(const LagReport& report, const LagFilter& filter, const LagPa
         {"total_missing", s.total_missing},
         {"any_divergence", s.any_divergence},
         {"complete", s.complete},
-        {"all_within_max_staleness", s.all_within_max_staleness}}},
+        {"all_within_max_staleness", s.all_within_max_staleness},
+        // The RPO bound: worst_lag_ms only counts rows compared this round, so while a
+        // catalog is away it says 0; this grows with the age of the last comparisons.
+        {"worst_bound_ms", s.worst_bound.count()},
+        {"worst_bound_table",
+         s.worst_bound_table ? json(s.worst_bound_table->ToString()) : json(nullptr)},
+        {"worst_bound_replica",
+         s.worst_bound_replica.empty() ? json(nullptr) : json(s.worst_bound_replica)},
+        {"unbounded", s.unbounded}}},
       {"region_errors", report.region_errors},
       {"loads",
        {{"sent", report.loads_sent},

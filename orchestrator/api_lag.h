@@ -31,7 +31,9 @@ struct LagPage {
 
 // {"at", "summary": {...}, "region_errors", "loads": {...}, "tables": [TableLag...],
 //  "next_after": {"table", "replica"} | null}. The summary covers every row the filter
-// matches, not only the page.
+// matches, not only the page; its worst_bound_ms (with unbounded, the rows nothing bounds)
+// is the RPO bound while rows are unknown. Rows carry lag_bound_ms and, when unknown,
+// last_known {at, at_unix_ms, age_ms, lag_ms, missing_commits} (null when never compared).
 // Snapshot ids are strings: they are 63-bit and lose precision as JSON numbers.
 nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter,
                              const LagPage& page = {});

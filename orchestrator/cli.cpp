@@ -65,10 +65,14 @@ int RunCli(int argc, char** argv) {
   auto* config_cmd = app.add_subcommand("config", "work with config files");
   config_cmd->require_subcommand(1);
   std::string validate_path;
+  bool validate_strict = false;
   auto* validate =
       config_cmd->add_subcommand("validate", "check a config file; errors as FILE:LINE:COL");
   validate->add_option("file", validate_path, "config file")->required();
-  validate->callback([&] { exit_code = CmdConfigValidate(validate_path); });
+  validate->add_flag("--strict", validate_strict,
+                     "a secret (token_env, token_file, ...) that cannot be read here is an "
+                     "error, as for serve, not a warning");
+  validate->callback([&] { exit_code = CmdConfigValidate(validate_path, validate_strict); });
 
   auto* status = app.add_subcommand("status", "regions' health and active failovers");
   AddClientOptions(status, client, token_file);

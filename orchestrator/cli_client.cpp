@@ -215,6 +215,23 @@ std::string Millis(const json& j, const char* key) {
   return std::to_string(s / 86400) + "d";
 }
 
+// "1.4s" below 10s, where a tenth of a second is worth reading; Millis's form above.
+std::string ShortMillis(long long ms) {
+  if (ms < 1000 || ms >= 10'000) return Millis(json{{"ms", ms}}, "ms");
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + "s";
+}
+
+// What an unknown row's numbers are worth: the last comparison of the pair and the bound
+// it gives the RPO now ("last known 2 commits / 1.4s, 35s ago; RPO ≤ 36s").
+std::string LastKnownText(const json& row) {
+  const json last = row.value("last_known", json());
+  if (!last.is_object()) return "never compared: RPO unbounded";
+  const int missing = last.value("missing_commits", 0);
+  return "last known " + std::to_string(missing) + (missing == 1 ? " commit / " : " commits / ") +
+         ShortMillis(last.value("lag_ms", 0LL)) + ", " + ShortMillis(last.value("age_ms", 0LL)) +
+         " ago; RPO ≤ " + ShortMillis(row.value("lag_bound_ms", 0LL));
+}
+
 }  // namespace
 
 int CmdLag(const ClientOptions& o, const LagOptions& filter) {
@@ -241,24 +258,46 @@ int CmdLag(const ClientOptions& o, const LagOptions& filter) {
   f.body["next_after"] = nullptr;
   if (AsJson(o, f.body)) return kExitOk;
   const json& sum = f.body["summary"];
-  std::cout << "lag at " << Str(f.body, "at") << ": " << Str(sum, "tables") << " table replicas, "
-            << Str(sum, "total_missing") << " commits missing, worst "
-            << Millis(sum, "worst_lag_ms")
-            << (sum.value("worst_table", json()).is_string()
-                    ? " (" + Str(sum, "worst_table") + " in " + Str(sum, "worst_replica") + ")"
-                    : std::string())
-            << (sum.value("any_divergence", false) ? ", DIVERGENCE FOUND" : "")
-            << (sum.value("complete", true) ? "" : ", incomplete (a catalog could not be read)")
-            << '\n';
+  const std::string measured =
+      Str(sum, "total_missing") + " commits missing, worst " + Millis(sum, "worst_lag_ms") +
+      (sum.value("worst_table", json()).is_string()
+           ? " (" + Str(sum, "worst_table") + " in " + Str(sum, "worst_replica") + ")"
+           : std::string()) +
+      (sum.value("any_divergence", false) ? ", DIVERGENCE FOUND" : "");
+  std::cout << "lag at " << Str(f.body, "at") << ": " << Str(sum, "tables") << " table replicas, ";
+  if (sum.value("complete", true)) {
+    std::cout << measured << '\n';
+  } else {
+    // What was measured covers only the rows compared this round, so it comes after the
+    // bound that also covers the others (their last comparison plus its age).
+    std::cout << "incomplete (a catalog could not be read)";
+    if (sum.contains("worst_bound_ms")) {
+      std::cout << ": RPO ≤ " << ShortMillis(sum.value("worst_bound_ms", 0LL));
+      if (sum.value("worst_bound_table", json()).is_string())
+        std::cout << " (" << Str(sum, "worst_bound_table") << " in "
+                  << Str(sum, "worst_bound_replica") << ")";
+      if (int n = sum.value("unbounded", 0); n > 0)
+        std::cout << ", " << n << (n == 1 ? " replica" : " replicas") << " unbounded";
+    }
+    std::cout << "; where compared, " << measured << '\n';
+  }
   for (const auto& e : f.body.value("region_errors", json::array()))
     std::cout << "  error: " << e.get<std::string>() << '\n';
   TextTable t({"TABLE", "OWNER", "REPLICA", "STATE", "MISSING", "LAG", "RETENTION", "REASON"});
-  for (const auto& r : f.body["tables"])
+  for (const auto& r : f.body["tables"]) {
+    // Nothing was measured for an unknown row this round: its 0s are not a lag.
+    const bool unknown = r.value("state", "") == "unknown";
+    const bool bounded = r.value("lag_bound_ms", json()).is_number();
     t.AddRow({Str(r, "table"), Str(r, "owner"), Str(r, "replica"), Str(r, "state"),
-              Str(r, "missing_commits"), Millis(r, "lag_ms"),
-              Millis(r, "owner_retention_ms") +
-                  (r.value("retention_too_short", false) ? " (short)" : ""),
-              Str(r, "reason")});
+              unknown ? "-" : Str(r, "missing_commits"),
+              !unknown  ? Millis(r, "lag_ms")
+              : bounded ? "≤" + Millis(r, "lag_bound_ms")
+                        : "-",
+              unknown ? "-"
+                      : Millis(r, "owner_retention_ms") +
+                            (r.value("retention_too_short", false) ? " (short)" : ""),
+              unknown ? Str(r, "reason") + "; " + LastKnownText(r) : Str(r, "reason")});
+  }
   t.Print(std::cout);
   return kExitOk;
 }

@@ -11,11 +11,18 @@ namespace {
 // A config is a page of YAML; anything this large is the wrong file.
 constexpr size_t kMaxConfigBytes = 4 * 1024 * 1024;
 
+std::vector<ConfigError> ToConfigErrors(const std::string& file, const YamlIssues& issues,
+                                        bool warning) {
+  std::vector<ConfigError> out;
+  for (auto& issue : issues.InFileOrder()) {
+    out.push_back({file, issue.line, issue.column, std::move(issue.message), warning});
+  }
+  return out;
+}
+
 ConfigLoad Failed(const std::string& file, const YamlIssues& issues) {
   ConfigLoad load;
-  for (auto& issue : issues.InFileOrder()) {
-    load.errors.push_back({file, issue.line, issue.column, std::move(issue.message)});
-  }
+  load.errors = ToConfigErrors(file, issues, false);
   return load;
 }
 
@@ -44,8 +51,9 @@ std::optional<Role> ParseRole(const std::string& s) {
 
 std::string ConfigError::ToString() const {
   // An error about the file as a whole has no position to point an editor at.
-  if (line == 0) return file + ": " + message;
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+  const std::string text = warning ? "warning: " + message : message;
+  if (line == 0) return file + ": " + text;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + text;
 }
 
 std::optional<std::string> ProcessEnv(const std::string& name) {
@@ -68,18 +76,18 @@ const std::string& Config::OwnerFor(const std::string& dotted_table) const {
   return ownership.default_owner;
 }
 
-ConfigLoad LoadConfig(const std::string& path, EnvLookup env) {
+ConfigLoad LoadConfig(const std::string& path, EnvLookup env, SecretCheck secrets) {
   auto text = ReadFileText(path, kMaxConfigBytes);
   if (!text.ok()) {
     ConfigLoad load;
     load.errors.push_back({path, 0, 0, text.status().message()});
     return load;
   }
-  return ParseConfig(text.value(), path, std::move(env));
+  return ParseConfig(text.value(), path, std::move(env), secrets);
 }
 
 ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
-                       EnvLookup env) {
+                       EnvLookup env, SecretCheck secrets) {
   YamlIssues issues;
   std::vector<YAML::Node> documents;
   try {
@@ -97,11 +105,14 @@ ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for
   for (size_t i = 1; i < documents.size(); ++i) {
     issues.Add(documents[i].Mark(), "a config file holds one YAML document, found another");
   }
-  ConfigSources sources{std::filesystem::path(path_for_errors).parent_path(), std::move(env)};
+  YamlIssues missing_secrets;
+  ConfigSources sources{std::filesystem::path(path_for_errors).parent_path(), std::move(env),
+                        secrets == SecretCheck::kWarnIfMissing ? &missing_secrets : nullptr};
   Config config = ReadConfigDocument(YamlValue::Root(documents[0], &issues), sources);
-  if (!issues.empty()) return Failed(path_for_errors, issues);
+  ConfigLoad load = Failed(path_for_errors, issues);
+  load.warnings = ToConfigErrors(path_for_errors, missing_secrets, true);
+  if (!load.errors.empty()) return load;
   config.source_path = path_for_errors;
-  ConfigLoad load;
   load.config = std::move(config);
   return load;
 }

@@ -3,7 +3,9 @@
 // LoadConfig() reads and validates a file and either returns a complete Config or every
 // error found, each as "FILE:LINE:COL: message" (1-based), and never a half-read config.
 // Secrets (tokens, client secrets) are read from environment variables or files named in
-// the YAML; a Secret never prints its value.
+// the YAML; a Secret never prints its value. Whether a secret that cannot be read right now
+// is an error (serve) or a warning (validating a config on a machine without the production
+// secrets, such as CI) is the caller's choice: SecretCheck.
 // Thread-safety: plain values.
 #pragma once
 
@@ -160,21 +162,33 @@ struct ConfigError {
   int line = 0;    // 1-based; 0 when the error is about the file as a whole
   int column = 0;  // 1-based
   std::string message;
-  std::string ToString() const;  // "FILE:LINE:COL: message", or "FILE: message" for line 0
+  bool warning = false;
+  // "FILE:LINE:COL: message", or "FILE: message" for line 0; warnings have "warning: "
+  // before the message, as compilers print them.
+  std::string ToString() const;
+};
+
+// What to do about a secret the file names correctly (an environment variable, a file) but
+// that cannot be read here: unset or empty variable, missing, unreadable or empty file.
+enum class SecretCheck {
+  kRequire,        // an error: the config is unusable (serve, validate --strict)
+  kWarnIfMissing,  // a warning; the config loads with that secret empty (validate)
 };
 
 struct ConfigLoad {
-  std::optional<Config> config;     // set only when errors is empty
-  std::vector<ConfigError> errors;  // in file order
+  std::optional<Config> config;       // set only when errors is empty
+  std::vector<ConfigError> errors;    // in file order
+  std::vector<ConfigError> warnings;  // in file order; never stop a config from loading
 };
 
 // `getenv` is injectable so tests do not depend on the process environment.
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 std::optional<std::string> ProcessEnv(const std::string& name);
 
-ConfigLoad LoadConfig(const std::string& path, EnvLookup env = ProcessEnv);
+ConfigLoad LoadConfig(const std::string& path, EnvLookup env = ProcessEnv,
+                      SecretCheck secrets = SecretCheck::kRequire);
 ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
-                       EnvLookup env = ProcessEnv);
+                       EnvLookup env = ProcessEnv, SecretCheck secrets = SecretCheck::kRequire);
 
 // Ownership rules match with GlobMatch (state/table_pattern.h).
 

@@ -23,6 +23,9 @@ namespace icewarden {
 struct ConfigSources {
   std::filesystem::path base_dir;  // the config file's folder; relative paths resolve here
   EnvLookup env;
+  // Where a secret that is named correctly but cannot be read goes (SecretCheck): an error
+  // when null, else a warning here.
+  YamlIssues* missing_secrets = nullptr;
 };
 
 // The whole document (config_schema.cpp).
@@ -49,7 +52,8 @@ bool ReadWithin(const YamlMap& map, const std::string& key, int* out, int min, i
 
 // A secret named by exactly one of `env_key` (an environment variable) or `file_key` (a
 // file, relative to the config's folder, trailing newline stripped) in `map`. `origin` is
-// the YAML value that named it, for later complaints about the secret (duplicates).
+// the YAML value that named it, for later complaints about the secret (duplicates). A secret
+// that cannot be read is reported as sources.missing_secrets says, and gives nullopt.
 struct SecretRead {
   Secret secret;
   YamlValue origin;

@@ -14,7 +14,9 @@ struct ServeOptions {
 // Runs the daemon until SIGINT/SIGTERM. Returns an ExitCode (cli.h).
 int CmdServe(const ServeOptions& options);
 
-// Prints every error as FILE:LINE:COL: message on stderr; returns 0 or 2.
-int CmdConfigValidate(const std::string& path);
+// Prints every error and warning as FILE:LINE:COL: [warning: ]message on stderr; returns 0,
+// or 2 on any error. A secret that cannot be read here is a warning, or with `strict` an
+// error, as `serve` treats it.
+int CmdConfigValidate(const std::string& path, bool strict);
 
 }  // namespace icewarden

@@ -17,8 +17,8 @@ packages=(
   prometheus-blackbox-exporter
   # BIND 9 for the dns probe's integration test (named), and dig to wait until it serves
   bind9 bind9-dnsutils
-  # the lab and tests use these to drive and inspect processes
-  curl procps openssl
+  # the lab and tests use these to drive and inspect processes (jq: docs/lab.md's commands)
+  curl procps openssl jq
   # Prometheus Alertmanager for the alert.alertmanager action's integration test
   prometheus-alertmanager
 )

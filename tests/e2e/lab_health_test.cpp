@@ -232,5 +232,45 @@ TEST_F(LabHealthTest, AStoppedRegionIsSilentButOneAnswering503Or401NeverIs) {
   ASSERT_TRUE(Eventually([&] { return !Silent("us-east-1"); })) << RegionEntry("us-east-1").dump();
 }
 
+// Regression: with the owner's catalog stopped, `icewarden lag` said "0 commits missing,
+// worst 0ms, incomplete". Rows it cannot compare show their last comparison and the bound.
+TEST_F(LabHealthTest, OwnerDownShowsTheLastKnownLagAndTheRpoBound) {
+  // Once the replica holds sales.orders, it falls behind before the owner goes away.
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag?table=sales.orders");
+    return lag.contains("tables") && !lag["tables"].empty();
+  })) << Api("/api/v1/lag").dump();
+  Admin("/lab/replication/pause");
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag?table=sales.orders");
+    return lag.contains("tables") && !lag["tables"].empty() &&
+           lag["tables"][0]["state"] == "behind";
+  })) << Api("/api/v1/lag?table=sales.orders").dump();
+
+  Admin("/lab/regions/us-east-1/stop");
+  json row;
+  ASSERT_TRUE(Eventually([&] {
+    json lag = Api("/api/v1/lag?table=sales.orders");
+    if (!lag.contains("tables") || lag["tables"].empty()) return false;
+    row = lag["tables"][0];
+    return row["state"] == "unknown";
+  })) << Api("/api/v1/lag?table=sales.orders").dump();
+  ASSERT_TRUE(row["last_known"].is_object()) << row.dump();
+  EXPECT_GE(row["last_known"]["missing_commits"].get<int>(), 1) << row.dump();
+  EXPECT_GE(row["lag_bound_ms"].get<long long>(), row["last_known"]["lag_ms"].get<long long>());
+  json summary = Api("/api/v1/lag?table=sales.orders")["summary"];
+  EXPECT_EQ(summary["complete"], false);
+  EXPECT_GT(summary["worst_bound_ms"].get<long long>(), 0) << summary.dump();
+
+  auto cli = RunCommand({IcewardenBinary(), "lag", "--table", "sales.orders", "--server", url_,
+                         "--token", "e2e-admin"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("incomplete (a catalog could not be read): RPO ≤ "), std::string::npos)
+      << cli.out;
+  EXPECT_NE(cli.out.find("owner us-east-1 could not be listed"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("; last known "), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find(" ago; RPO ≤ "), std::string::npos) << cli.out;
+}
+
 }  // namespace
 }  // namespace icewarden

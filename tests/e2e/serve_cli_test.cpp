@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "state/sqlite_store.h"
@@ -222,6 +223,41 @@ TEST(ConfigValidateCli, ReportsEveryErrorWithItsPositionAndExitsTwo) {
        {"ICEWARDEN_ADMIN_TOKEN", "d"}});
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_NE(good.out.find(": ok"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Regression: `config validate examples/local.yaml` exited 2 unless all four token variables
+// were set, so a config could not be checked in CI. Empty values count as unset, so the
+// test does not depend on what the calling shell exported.
+TEST(ConfigValidateCli, MissingSecretsWarnExitZeroAndFailOnlyWithStrictOrServe) {
+  const std::string path = testing::SourceDir() + "/examples/local.yaml";
+  const std::map<std::string, std::string> no_tokens = {{"ICEWARDEN_VIEWER_TOKEN", ""},
+                                                        {"ICEWARDEN_OPERATOR_TOKEN", ""},
+                                                        {"ICEWARDEN_APPROVER_TOKEN", ""},
+                                                        {"ICEWARDEN_ADMIN_TOKEN", ""}};
+  auto lenient = RunCommand({IcewardenBinary(), "config", "validate", path}, no_tokens);
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.err;
+  EXPECT_NE(lenient.err.find(path + ":11:"), std::string::npos) << lenient.err;
+  EXPECT_NE(lenient.err.find(": warning: api.tokens[0].token_env: environment variable "
+                             "ICEWARDEN_VIEWER_TOKEN is not set"),
+            std::string::npos)
+      << lenient.err;
+  EXPECT_NE(lenient.out.find(": ok ("), std::string::npos) << lenient.out;
+  EXPECT_NE(lenient.out.find("4 warnings"), std::string::npos) << lenient.out;
+
+  auto strict = RunCommand({IcewardenBinary(), "config", "validate", "--strict", path}, no_tokens);
+  EXPECT_EQ(strict.exit_code, 2) << strict.err;
+  EXPECT_NE(strict.err.find(path + ":11:"), std::string::npos) << strict.err;
+  EXPECT_EQ(strict.err.find("warning:"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("4 errors"), std::string::npos) << strict.err;
+  EXPECT_TRUE(strict.out.empty()) << strict.out;
+
+  std::string dir = testing::MakeTempDir("icewarden-validate");
+  auto serve = RunCommand({IcewardenBinary(), "serve", "--config", path, "--listen", "127.0.0.1:0",
+                           "--state", dir + "/state.db"},
+                          no_tokens, std::chrono::seconds(10));
+  EXPECT_EQ(serve.exit_code, 2) << serve.err;
+  EXPECT_NE(serve.err.find("ICEWARDEN_VIEWER_TOKEN is not set"), std::string::npos) << serve.err;
   std::filesystem::remove_all(dir);
 }
 

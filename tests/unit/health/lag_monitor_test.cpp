@@ -1,5 +1,5 @@
 // LagMonitor over scripted catalogs: full first round, revalidating second round, a region
-// that cannot be reached.
+// that cannot be reached, and the last known lag that outlives an owner's outage.
 #include "health/lag_monitor.h"
 
 #include <gtest/gtest.h>
@@ -252,6 +252,93 @@ TEST_F(LagMonitorTest, ReplicaDownAfterAGoodRoundKeepsItsTablesAndViews) {
   EXPECT_TRUE(back->region_errors.empty());
   EXPECT_EQ(back->loads_not_modified, 6);
   EXPECT_EQ(Row(*back, "sales.orders", "eu-central-1").state, LagState::kCaughtUp);
+}
+
+// Regression: with the owner unreachable, `icewarden lag` said "0 commits missing, worst
+// 0ms": the rows carried nothing. They carry the last comparison of their pair, kept across
+// unknown rounds and replaced once the pair is compared again.
+TEST_F(LagMonitorTest, OwnerDownAfterAGoodRoundKeepsTheLastKnownLag) {
+  catalogs_.Add("us-east-1", clock_);
+  catalogs_.Add("eu-central-1", clock_);
+  auto& us = catalogs_["us-east-1"];
+  auto& eu = catalogs_["eu-central-1"];
+  auto monitor = Monitor();
+  eu.ExpectConfig();
+  ExpectReplicaListing();
+  us.ExpectConfig();
+  ExpectOwnerListing();
+  eu.ExpectLoad("sales", "orders", 3, "\"e1\"");
+  eu.ExpectLoad("sales", "refunds", 2, "\"e2\"");
+  eu.ExpectLoad("sales%1Feu", "customers", 1, "\"e3\"");
+  us.ExpectLoad("sales", "orders", 5, "\"u1\"");
+  us.ExpectLoad("sales", "refunds", 2, "\"u2\"");
+  us.ExpectLoad("sales%1Feu", "customers", 1, "\"u3\"");
+  clock_.Set(kLagT0 + 34'000);  // orders: snapshots 4 and 5 missing, the oldest 30s old
+  auto good = RunRound(*monitor);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(Row(*good, "sales.orders", "eu-central-1").last_known_at, std::nullopt);
+
+  auto owner_down_round = [&] {
+    us.transport.ExpectError("GET", us.Root() + "/namespaces?pageToken=&pageSize=100",
+                             Status::Unavailable("connect us-east-1.test:80: Connection refused"));
+    ExpectReplicaListing();
+    auto r = RunRound(*monitor);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : LagReport{};
+  };
+  clock_.Advance(seconds(10));
+  LagReport down = owner_down_round();
+  const TableLag& orders = Row(down, "sales.orders", "eu-central-1");
+  EXPECT_EQ(orders.state, LagState::kUnknown);
+  EXPECT_EQ(orders.missing_commits, 0);              // nothing measured this round...
+  EXPECT_EQ(orders.last_known_at, kLagT0 + 34'000);  // ...but this was, 10s ago
+  EXPECT_EQ(orders.last_known_lag, seconds(30));
+  EXPECT_EQ(orders.last_known_missing, 2);
+  EXPECT_EQ(LagUpperBound(orders, down.at), seconds(40));
+  const TableLag& refunds = Row(down, "sales.refunds", "eu-central-1");
+  EXPECT_EQ(refunds.last_known_at, kLagT0 + 34'000);
+  EXPECT_EQ(refunds.last_known_missing, 0);
+  EXPECT_EQ(LagUpperBound(refunds, down.at), seconds(10));
+  // scratch was not in the owner's catalog: no lag was ever measured for it.
+  const TableLag& scratch = Row(down, "sales.scratch", "eu-central-1");
+  EXPECT_EQ(scratch.state, LagState::kUnknown);
+  EXPECT_EQ(scratch.last_known_at, std::nullopt);
+
+  // A second round without the owner keeps the same comparison; the bound grows with it.
+  clock_.Advance(seconds(25));
+  LagReport still = owner_down_round();
+  const TableLag& still_orders = Row(still, "sales.orders", "eu-central-1");
+  EXPECT_EQ(still_orders.last_known_at, kLagT0 + 34'000);
+  EXPECT_EQ(LagUpperBound(still_orders, still.at), seconds(65));
+  ScopeLag scope = Summarise(still.tables, still.at);
+  EXPECT_EQ(scope.worst_lag, seconds(0));
+  EXPECT_EQ(scope.worst_bound, seconds(65));
+  EXPECT_EQ(scope.worst_bound_table->ToString(), "sales.orders");
+  EXPECT_EQ(scope.unbounded, 1);  // scratch
+
+  // Back: compared again, and that comparison is the one the next outage reports.
+  ExpectReplicaListing();
+  ExpectOwnerListing();
+  eu.ExpectNotModified("sales", "orders", "\"e1\"");
+  eu.ExpectNotModified("sales", "refunds", "\"e2\"");
+  eu.ExpectNotModified("sales%1Feu", "customers", "\"e3\"");
+  us.ExpectNotModified("sales", "orders", "\"u1\"");
+  us.ExpectNotModified("sales", "refunds", "\"u2\"");
+  us.ExpectNotModified("sales%1Feu", "customers", "\"u3\"");
+  clock_.Advance(seconds(1));
+  auto back = RunRound(*monitor);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const TableLag& back_orders = Row(*back, "sales.orders", "eu-central-1");
+  EXPECT_EQ(back_orders.state, LagState::kBehind);
+  EXPECT_EQ(back_orders.lag, seconds(66));
+  EXPECT_EQ(back_orders.last_known_at, std::nullopt);
+
+  clock_.Advance(seconds(5));
+  LagReport again = owner_down_round();
+  const TableLag& again_orders = Row(again, "sales.orders", "eu-central-1");
+  EXPECT_EQ(again_orders.last_known_at, kLagT0 + 70'000);
+  EXPECT_EQ(again_orders.last_known_lag, seconds(66));
+  EXPECT_EQ(LagUpperBound(again_orders, again.at), seconds(71));
 }
 
 TEST_F(LagMonitorTest, FailedReplicaLoadMakesOnlyThatRowUnknown) {

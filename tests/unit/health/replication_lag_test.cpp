@@ -240,6 +240,41 @@ TEST(ReplicationLagTest, SummariseReportsTheWorstLagAsTheRpo) {
   EXPECT_EQ(scope.worst_lag, seconds(97));
 }
 
+// While a catalog is away the RPO is still bounded by the last comparison plus its age;
+// a pair never compared is not, and Summarise says how many such rows there are.
+TEST(ReplicationLagTest, SummariseBoundsUnknownRowsByTheirLastComparison) {
+  const UnixMillis now = kT0 + 100'000;
+  std::vector<TableLag> rows;
+  rows.push_back(Compare(View(Chain(1, 5)), View(Chain(1, 4)), now));  // 95s behind
+  TableLag away = UncomparedLag({{"ops"}, "events"}, "us-east-1", "eu-central-1",
+                                LagState::kUnknown, "owner us-east-1 could not be listed");
+  away.last_known_at = now - 35'000;
+  away.last_known_lag = milliseconds(70'000);
+  away.last_known_missing = 2;
+  rows.push_back(away);
+  EXPECT_EQ(LagUpperBound(away, now), milliseconds(105'000));
+
+  ScopeLag scope = Summarise(rows, now);
+  EXPECT_EQ(scope.worst_lag, seconds(95));  // what was measured this round
+  EXPECT_FALSE(scope.complete);
+  EXPECT_EQ(scope.worst_bound, seconds(105));
+  EXPECT_EQ(scope.worst_bound_table, (TableIdent{{"ops"}, "events"}));
+  EXPECT_EQ(scope.worst_bound_replica, "eu-central-1");
+  EXPECT_EQ(scope.unbounded, 0);
+
+  // Without the time of the rows, an unknown row's bound cannot be computed.
+  scope = Summarise(rows);
+  EXPECT_EQ(scope.worst_bound, seconds(95));
+  EXPECT_EQ(scope.unbounded, 1);
+
+  rows.push_back(UncomparedLag(kOrders, "us-east-1", "ap-south-1", LagState::kUnknown,
+                               "ap-south-1 could not be listed"));
+  rows.push_back(Compare(View(Chain(1, 3), "a"), View(Chain(1, 3), "b"), now));
+  scope = Summarise(rows, now);
+  EXPECT_EQ(scope.worst_bound, seconds(105));
+  EXPECT_EQ(scope.unbounded, 2);  // never compared, and another table
+}
+
 TEST(ReplicationLagTest, SummariseOfNothingIsCaughtUp) {
   ScopeLag scope = Summarise({});
   EXPECT_EQ(scope.worst_lag, milliseconds(0));

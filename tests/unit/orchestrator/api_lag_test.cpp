@@ -87,6 +87,49 @@ TEST(ApiLag, PagesFollowTheReportOrderAndTheSummaryCoversEveryRow) {
   EXPECT_TRUE(second["next_after"].is_null());
 }
 
+// Regression: with the owner unreachable the summary said "worst 0ms". Unknown rows show
+// their last comparison and its bound, and the summary's worst_bound_ms uses them.
+TEST(ApiLag, UnknownRowsShowTheirLastKnownLagAndTheSummaryItsBound) {
+  LagReport report = Report();
+  TableLag away = Row("sales.refunds", "eu-central-1", LagState::kUnknown, 0, {});
+  away.last_known_at = report.at - 35'000;
+  away.last_known_lag = std::chrono::milliseconds(1'400);
+  away.last_known_missing = 2;
+  TableLag never = Row("sales.scratch", "eu-central-1", LagState::kUnknown, 0, {});
+  report.tables.insert(report.tables.begin() + 2, away);
+  report.tables.push_back(never);
+
+  json j = LagReportJson(report, {});
+  ASSERT_EQ(j["tables"].size(), 5u);
+  const json& row = j["tables"][2];
+  ASSERT_EQ(row["table"], "sales.refunds");
+  EXPECT_EQ(row["missing_commits"], 0);
+  EXPECT_EQ(row["last_known"]["at"], FormatUnixMillis(report.at - 35'000));
+  EXPECT_EQ(row["last_known"]["age_ms"], 35'000);
+  EXPECT_EQ(row["last_known"]["lag_ms"], 1'400);
+  EXPECT_EQ(row["last_known"]["missing_commits"], 2);
+  EXPECT_EQ(row["lag_bound_ms"], 36'400);
+  EXPECT_TRUE(j["tables"][4]["last_known"].is_null());
+  EXPECT_TRUE(j["tables"][4]["lag_bound_ms"].is_null());
+  EXPECT_EQ(j["tables"][1]["lag_bound_ms"], 42'000);  // compared: its lag
+  EXPECT_TRUE(j["tables"][1]["last_known"].is_null());
+
+  const json& summary = j["summary"];
+  EXPECT_EQ(summary["worst_lag_ms"], 42'000);
+  EXPECT_EQ(summary["complete"], false);
+  EXPECT_EQ(summary["worst_bound_ms"], 42'000);
+  EXPECT_EQ(summary["worst_bound_table"], "sales.orders");
+  EXPECT_EQ(summary["unbounded"], 2);  // sales.returns diverged, sales.scratch never compared
+
+  // Only the unknown row: its bound is the summary's worst, though nothing was measured.
+  json unknown = LagReportJson(report, {std::string("sales.refunds"), {}, {}});
+  EXPECT_EQ(unknown["summary"]["worst_lag_ms"], 0);
+  EXPECT_EQ(unknown["summary"]["worst_bound_ms"], 36'400);
+  EXPECT_EQ(unknown["summary"]["worst_bound_table"], "sales.refunds");
+  EXPECT_EQ(unknown["summary"]["worst_bound_replica"], "eu-central-1");
+  EXPECT_EQ(unknown["summary"]["unbounded"], 0);
+}
+
 TEST(ApiLag, RouteAnswers503BeforeTheFirstRoundThenTheReport) {
   testing::FakeClock clock;
   testing::FakeStore store(clock);
