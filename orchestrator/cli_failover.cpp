@@ -109,7 +109,9 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
     PrintRefusal(made);
     return made.exit_code;
   }
-  if (o.output == "json") {
+  if (p.id_only) {
+    std::cout << S(made.body["failover"], "id") << "\n";
+  } else if (o.output == "json") {
     std::cout << made.body.dump(2) << "\n";
   } else {
     std::cout << "Proposed " << S(made.body["failover"], "id") << ": " << S(made.body, "decision")

@@ -183,8 +183,9 @@ std::string RenderFailoverReportText(const json& r) {
   }
   out << "\nApprovals\n";
   for (const json& a : r.value("approvals", json::array()))
-    out << "  " << a.value("by", "") << " at " << a.value("at", json("")).dump() << ": "
-        << a.value("reason", "") << "\n";
+    out << "  " << a.value("by", "") << " at "
+        << (a.contains("at") && a["at"].is_string() ? a["at"].get<std::string>() : std::string("-"))
+        << ": " << a.value("reason", "") << "\n";
   out << "\nGuard checks\n";
   for (const json& c : r.value("guard_checks", json::array())) {
     out << "  " << c.value("point", "") << " by " << c.value("by", "") << "\n";

@@ -1,0 +1,125 @@
+// EvaluateGuards as a pure function: each guard passes or fails for the reason it names.
+#include "orchestrator/failovers/guards.h"
+
+#include <gtest/gtest.h>
+
+#include "health/lag_monitor.h"
+
+namespace icewarden {
+namespace {
+
+using namespace std::chrono_literals;
+
+const GuardResult& Find(const std::vector<GuardResult>& results, const std::string& guard) {
+  for (const GuardResult& g : results)
+    if (g.guard == guard) return g;
+  static const GuardResult kNone{"none", false, false, "not evaluated"};
+  return kNone;
+}
+
+class GuardsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    s_.now = 1'000'000;
+    s_.failover.id = "fo-1";
+    s_.failover.scope = "owner:a";
+    s_.failover.from = "a";
+    s_.failover.to = "b";
+    for (const char* r : {"a", "b", "c"}) s_.regions.push_back(Region{r});
+    s_.scope_tables = {*TableIdent::Parse("s.t1"), *TableIdent::Parse("s.t2")};
+    s_.max_staleness = 60s;
+    s_.cooldown = 120s;
+    auto lag = std::make_shared<LagReport>();
+    lag->at = s_.now;
+    for (const char* replica : {"b", "c"})
+      for (const TableIdent& t : s_.scope_tables) {
+        TableLag row;
+        row.table = t;
+        row.owner = "a";
+        row.replica = replica;
+        row.state = LagState::kBehind;
+        row.missing_commits = std::string(replica) == "b" ? 3 : 1;
+        row.lag = 5s;
+        lag->tables.push_back(row);
+      }
+    lag_ = lag;
+    s_.lag = lag_;
+  }
+
+  GuardSnapshot s_;
+  std::shared_ptr<LagReport> lag_;
+};
+
+TEST_F(GuardsTest, AMoreAdvancedHealthyReplicaMustBeForced) {
+  auto results = EvaluateGuards(s_);
+  const GuardResult& g = Find(results, "best_candidate");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("c lacks 2 commits"), std::string::npos) << g.reason;
+  EXPECT_FALSE(GuardsPass(results));
+  s_.waivers.force_candidate = "c's storage is read-only";
+  results = EvaluateGuards(s_);
+  EXPECT_TRUE(Find(results, "best_candidate").waived);
+  EXPECT_TRUE(GuardsPass(results)) << GuardFailures(results);
+}
+
+TEST_F(GuardsTest, AnUnhealthyThirdRegionIsNoCandidate) {
+  s_.regions[2].health = RegionHealth::kUnreachable;
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "best_candidate").ok);
+}
+
+TEST_F(GuardsTest, RpoCountsTheTimeSinceTheLagRound) {
+  s_.now += 56'000;  // 5 s of lag measured 56 s ago: up to 61 s now
+  const GuardResult& g = Find(EvaluateGuards(s_), "rpo");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("accept_data_loss"), std::string::npos) << g.reason;
+}
+
+TEST_F(GuardsTest, RunbookMaxLagTightensButNeverLoosens) {
+  s_.runbook_guards = {RunbookGuard{"max_lag", {{"max_staleness", "2s"}}}};
+  EXPECT_FALSE(Find(EvaluateGuards(s_), "rpo").ok);
+  s_.runbook_guards = {RunbookGuard{"max_lag", {{"max_staleness", "1h"}}}};
+  s_.now += 56'000;
+  EXPECT_FALSE(Find(EvaluateGuards(s_), "rpo").ok) << "policy's 60 s still holds";
+}
+
+TEST_F(GuardsTest, CooldownOfAnOverlappingFailoverUnlessAcknowledged) {
+  Failover last;
+  last.id = "fo-0";
+  last.scope = "owner:a";
+  last.from = "a";
+  last.to = "b";
+  last.phase = FailoverPhase::kRolledBack;
+  last.updated_at = s_.now - 30'000;
+  s_.others = {last};
+  const GuardResult g = Find(EvaluateGuards(s_), "cooldown");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("failover ack fo-0"), std::string::npos) << g.reason;
+  s_.others[0].ack = FailoverAck{"olivia", "reviewed", s_.now};
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok);
+  s_.others[0].ack.reset();
+  s_.others[0].phase = FailoverPhase::kAborted;  // an aborted one changed nothing
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok);
+}
+
+TEST_F(GuardsTest, AnActiveFailoverOnTheScopeOverlaps) {
+  Failover other;
+  other.id = "fo-9";
+  other.scope = "tables:s.t2";
+  other.from = "a";
+  other.to = "c";
+  other.phase = FailoverPhase::kProposed;
+  s_.others = {other};
+  EXPECT_FALSE(Find(EvaluateGuards(s_), "no_overlap").ok);
+  s_.others[0].scope = "tables:x.y";
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "no_overlap").ok);
+}
+
+TEST_F(GuardsTest, NoLagRoundYetFailsRpo) {
+  s_.lag = nullptr;
+  const GuardResult& g = Find(EvaluateGuards(s_), "rpo");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("no replication-lag round"), std::string::npos) << g.reason;
+}
+
+}  // namespace
+}  // namespace icewarden
