@@ -75,6 +75,7 @@ class TimedAction final : public Action {
 
 struct Sample {
   double propose_ms = 0, total_ms = 0, action_ms = 0, own_ms = 0, cpu_ms = 0;
+  std::size_t failover_bytes = 0;  // the stored failover's rpo_json and guard_checks_json
   double approve_ms = 0, to_fence_ms = 0, fence_to_promote_ms = 0, promote_to_verify_ms = 0,
          verify_to_done_ms = 0;
 };
@@ -139,6 +140,8 @@ std::optional<Sample> RunOnce(int n, int promote_ms) {
     s.fence_to_promote_ms = Ms(times.start[1] - times.end[0]);
     s.promote_to_verify_ms = Ms(times.start[2] - times.end[1]);
     s.verify_to_done_ms = Ms(*done - times.end[2]);
+    if (auto f = rig.store().GetFailover(id); f.ok() && f->has_value())
+      s.failover_bytes = (*f)->rpo_json.size() + (*f)->guard_checks_json.size();
     result = s;
   }
   std::filesystem::remove_all(dir);
@@ -165,9 +168,9 @@ int Main(int argc, char** argv) {
   if (reps < 1) reps = 1;
   std::printf("promote step sleeps %d ms; %d runs per size; times in ms; the median run is last\n",
               promote_ms, reps);
-  std::printf("%7s %9s | %9s %9s %9s %7s %8s | %8s %8s %8s %8s %8s\n", "tables", "propose",
-              "total", "actions", "own", "own%", "cpu", "approve", "->fence", "f->prom",
-              "p->ver", "v->done");
+  std::printf("%7s %9s | %9s %9s %9s %7s %8s | %8s %8s %8s %8s %8s | %9s\n", "tables",
+              "propose", "total", "actions", "own", "own%", "cpu", "approve", "->fence", "f->prom",
+              "p->ver", "v->done", "fo_bytes");
   int failures = 0;
   for (int n : sizes) {
     std::vector<Sample> samples;
@@ -178,10 +181,11 @@ int Main(int argc, char** argv) {
         continue;
       }
       samples.push_back(*s);
-      std::printf("%7d %9.1f | %9.1f %9.1f %9.1f %6.1f%% %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f\n",
-                  n, s->propose_ms, s->total_ms, s->action_ms, s->own_ms,
-                  100 * s->own_ms / s->total_ms, s->cpu_ms, s->approve_ms, s->to_fence_ms,
-                  s->fence_to_promote_ms, s->promote_to_verify_ms, s->verify_to_done_ms);
+      std::printf(
+          "%7d %9.1f | %9.1f %9.1f %9.1f %6.1f%% %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f | %9zu\n", n,
+          s->propose_ms, s->total_ms, s->action_ms, s->own_ms, 100 * s->own_ms / s->total_ms,
+          s->cpu_ms, s->approve_ms, s->to_fence_ms, s->fence_to_promote_ms,
+          s->promote_to_verify_ms, s->verify_to_done_ms, s->failover_bytes);
     }
     if (samples.empty()) continue;
     std::sort(samples.begin(), samples.end(),
