@@ -55,6 +55,7 @@ inline std::string MakeBenchDir(const std::string& prefix) {
 
 struct RigOptions {
   std::string dir;           // the store and the runbook go here
+  bool store_in_memory = false;  // ":memory:" instead of DIR/state.db (no fsync)
   std::string runbook_yaml;  // the route's runbook
   std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
   std::map<std::string, std::string> env;  // ${env.NAME}
@@ -74,7 +75,8 @@ class FailoverRig {
   // they are registered. Empty on success.
   std::string OpenStore() {
     if (store_) return "";
-    auto store = OpenSqliteStore({options_.dir + "/state.db"}, clock_);
+    auto store = OpenSqliteStore(
+        {options_.store_in_memory ? std::string(":memory:") : options_.dir + "/state.db"}, clock_);
     if (!store.ok()) return store.status().ToString();
     store_ = std::move(*store);
     return "";
