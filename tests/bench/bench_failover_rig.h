@@ -54,9 +54,9 @@ inline std::string MakeBenchDir(const std::string& prefix) {
 }
 
 struct RigOptions {
-  std::string dir;           // the store and the runbook go here
+  std::string dir;               // the store and the runbook go here
   bool store_in_memory = false;  // ":memory:" instead of DIR/state.db (no fsync)
-  std::string runbook_yaml;  // the route's runbook
+  std::string runbook_yaml;      // the route's runbook
   std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
   std::map<std::string, std::string> env;  // ${env.NAME}
   std::string us_catalog_uri = "http://127.0.0.1:9", eu_catalog_uri = "http://127.0.0.1:9";
@@ -88,7 +88,8 @@ class FailoverRig {
     const std::string runbook = options_.dir + "/runbook.yaml";
     std::ofstream(runbook) << options_.runbook_yaml;
     config_.source_path = options_.dir + "/config.yaml";
-    for (auto [name, uri] : {std::pair{kUs, options_.us_catalog_uri}, {kEu, options_.eu_catalog_uri}}) {
+    for (auto [name, uri] :
+         {std::pair{kUs, options_.us_catalog_uri}, {kEu, options_.eu_catalog_uri}}) {
       RegionConfig r;
       r.name = name;
       r.catalog_uri = uri;
@@ -200,7 +201,9 @@ class FailoverRig {
     return out.body["failover"]["id"].get<std::string>();
   }
 
-  std::string PlanHashOf(const std::string& id) { return (*store_->GetFailover(id))->plan.plan_hash; }
+  std::string PlanHashOf(const std::string& id) {
+    return (*store_->GetFailover(id))->plan.plan_hash;
+  }
 
   // Approves the plan as proposed; empty on success.
   std::string Approve(const std::string& id, const std::string& plan_hash) {

@@ -133,8 +133,8 @@ class LabProcess {
  public:
   struct Options {
     std::string binary = ICEWARDEN_LAB_BINARY;
-    std::string dir;           // DIR/catalogs holds the regions' databases; DIR/lab.log
-    int seed_tables = 0;       // in addition to the six workload tables
+    std::string dir;      // DIR/catalogs holds the regions' databases; DIR/lab.log
+    int seed_tables = 0;  // in addition to the six workload tables
     int server_threads = 16;
     int replication_lag_ms = 0;
   };
@@ -142,15 +142,23 @@ class LabProcess {
   // Empty on success, else why it did not start.
   std::string Start(const Options& o) {
     std::vector<std::string> args = {o.binary,
-                                     "--data", o.dir + "/catalogs",
-                                     "--admin", "127.0.0.1:0",
-                                     "--region", "us-east-1=127.0.0.1:0",
-                                     "--region", "eu-central-1=127.0.0.1:0",
-                                     "--default-owner", "us-east-1",
-                                     "--replication-lag-ms", std::to_string(o.replication_lag_ms),
+                                     "--data",
+                                     o.dir + "/catalogs",
+                                     "--admin",
+                                     "127.0.0.1:0",
+                                     "--region",
+                                     "us-east-1=127.0.0.1:0",
+                                     "--region",
+                                     "eu-central-1=127.0.0.1:0",
+                                     "--default-owner",
+                                     "us-east-1",
+                                     "--replication-lag-ms",
+                                     std::to_string(o.replication_lag_ms),
                                      "--no-workload",
-                                     "--seed-tables", std::to_string(o.seed_tables),
-                                     "--server-threads", std::to_string(o.server_threads)};
+                                     "--seed-tables",
+                                     std::to_string(o.seed_tables),
+                                     "--server-threads",
+                                     std::to_string(o.server_threads)};
     if (!child_.Start(args, o.dir + "/lab.log")) return "cannot start " + o.binary;
     for (;;) {
       auto line = child_.ReadLine(std::chrono::minutes(30));
@@ -178,10 +186,10 @@ class LabProcess {
                                        const nlohmann::json& body = nullptr) {
     httplib::Client cli(admin_);
     cli.set_read_timeout(120, 0);
-    httplib::Result r = method == "GET"      ? cli.Get(path)
-                        : method == "DELETE" ? cli.Delete(path)
-                                             : cli.Post(path, body.is_null() ? "" : body.dump(),
-                                                        "application/json");
+    httplib::Result r = method == "GET" ? cli.Get(path)
+                        : method == "DELETE"
+                            ? cli.Delete(path)
+                            : cli.Post(path, body.is_null() ? "" : body.dump(), "application/json");
     if (!r) return {0, nullptr};
     return {r->status, nlohmann::json::parse(r->body, nullptr, false)};
   }
@@ -207,12 +215,12 @@ class BindProcess {
   std::string Start(const std::string& dir, const std::string& zone, const std::string& records) {
     port_ = testing::FreeTcpUdpPort();
     if (port_ == 0) return "no free port";
-    std::ofstream(dir + "/zone.db") << "$TTL 60\n"
-                                    << "@  IN SOA ns." << zone << ". admin." << zone
-                                    << ". 1 60 60 600 60\n"
-                                    << "@  IN NS  ns." << zone << ".\n"
-                                    << "ns IN A   127.0.0.1\n"
-                                    << records;
+    std::ofstream(dir + "/zone.db")
+        << "$TTL 60\n"
+        << "@  IN SOA ns." << zone << ". admin." << zone << ". 1 60 60 600 60\n"
+        << "@  IN NS  ns." << zone << ".\n"
+        << "ns IN A   127.0.0.1\n"
+        << records;
     std::ofstream(dir + "/named.conf")
         << "key \"" << kKeyName << "\" { algorithm hmac-sha256; secret \"" << kKeySecret
         << "\"; };\n"

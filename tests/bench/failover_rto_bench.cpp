@@ -261,7 +261,8 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
   const std::string hash = rig.PlanHashOf(id);
   sync();  // the setup's writes (seeding, claims) are not the failover's to flush
 
-  const double cpu0 = CpuSeconds(), sys0 = CpuSeconds(true), lab_cpu0 = lab.CpuSeconds(), named_cpu0 = named.CpuSeconds();
+  const double cpu0 = CpuSeconds(), sys0 = CpuSeconds(true), lab_cpu0 = lab.CpuSeconds(),
+               named_cpu0 = named.CpuSeconds();
   const auto t0 = Steady::now();
   if (auto e = rig.Approve(id, hash); !e.empty()) {
     std::fprintf(stderr, "approve: %s\n", e.c_str());
@@ -302,24 +303,29 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
       }
     }
   const int total = static_cast<int>(tables.size());
-  const double transfer_floor = std::ceil(static_cast<double>(total) / concurrency) * latency_ms / 1e3;
+  const double transfer_floor =
+      std::ceil(static_cast<double>(total) / concurrency) * latency_ms / 1e3;
   const double floor_s = transfer_floor + *dns_s + *vdns_s + *vcat_s;
   std::printf("tables=%d moved=%d latency=%dms concurrency=%d batch=%d fence=%s\n", total, moved,
               latency_ms, concurrency, batch, operator_fence ? "operator" : "catalog_quiet 1ms");
-  std::printf("floor terms: transfer ceil(N/C)xL=%.3fs dns.rfc2136 (capture+update)=%.3fms "
-              "verify.dns=%.3fms verify.catalog_healthy=%.3fms\n",
-              transfer_floor, 1e3 * *dns_s, 1e3 * *vdns_s, 1e3 * *vcat_s);
-  std::printf("of which a CatalogSession's construction alone (every catalog step pays it): %.3fms; "
-              "an asio::ssl::context with set_default_verify_paths alone: %.3fms\n",
-              1e3 * *session_s, tls_s ? 1e3 * *tls_s : -1.0);
-  if (operator_fence) std::printf("waiting for the operator (subtracted): %.3fms\n", 1e3 * people_s);
+  std::printf(
+      "floor terms: transfer ceil(N/C)xL=%.3fs dns.rfc2136 (capture+update)=%.3fms "
+      "verify.dns=%.3fms verify.catalog_healthy=%.3fms\n",
+      transfer_floor, 1e3 * *dns_s, 1e3 * *vdns_s, 1e3 * *vcat_s);
+  std::printf(
+      "of which a CatalogSession's construction alone (every catalog step pays it): %.3fms; "
+      "an asio::ssl::context with set_default_verify_paths alone: %.3fms\n",
+      1e3 * *session_s, tls_s ? 1e3 * *tls_s : -1.0);
+  if (operator_fence)
+    std::printf("waiting for the operator (subtracted): %.3fms\n", 1e3 * people_s);
   std::printf("RTO approval->completed=%.2fs floor=%.2fs ratio=%.2fx (goal <= 1.2x)\n", rto,
               floor_s, rto / floor_s);
   std::printf("between steps (RTO - journaled step time)=%.3fs\n", rto - steps_s);
-  std::printf("icewarden cpu=%.2fs = %.1f us per table moved (goal <= 100 us; of it in the kernel "
-              "%.2fs = %.1f us per table); lab cpu=%.2fs (%.1f us/table); named cpu=%.3fs\n",
-              cpu, 1e6 * cpu / std::max(1, moved), sys, 1e6 * sys / std::max(1, moved), lab_cpu,
-              1e6 * lab_cpu / std::max(1, moved), named_cpu);
+  std::printf(
+      "icewarden cpu=%.2fs = %.1f us per table moved (goal <= 100 us; of it in the kernel "
+      "%.2fs = %.1f us per table); lab cpu=%.2fs (%.1f us/table); named cpu=%.3fs\n",
+      cpu, 1e6 * cpu / std::max(1, moved), sys, 1e6 * sys / std::max(1, moved), lab_cpu,
+      1e6 * lab_cpu / std::max(1, moved), named_cpu);
   return moved == total ? 0 : 1;  // the rig (its runner) stops first, then the lab and named
 }
 
@@ -327,8 +333,10 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
 int Run(int n, int latency_ms, int concurrency, int batch, bool operator_fence) {
   const std::string dir = MakeBenchDir("failover-rto-bench");
   int rc = RunIn(dir, n, latency_ms, concurrency, batch, operator_fence);
-  if (rc == 0) std::filesystem::remove_all(dir);
-  else std::fprintf(stderr, "left %s\n", dir.c_str());
+  if (rc == 0)
+    std::filesystem::remove_all(dir);
+  else
+    std::fprintf(stderr, "left %s\n", dir.c_str());
   return rc;
 }
 

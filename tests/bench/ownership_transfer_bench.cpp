@@ -82,8 +82,8 @@ class BenchLab {
   }
   bool SetCommitLatency(const std::string& region, int ms) {
     if (in_process_) return in_process_->PatchFaults(region, {{"commit_latency_ms", ms}}).ok();
-    return process_.Admin("POST", "/lab/regions/" + region + "/faults",
-                          {{"commit_latency_ms", ms}}).first == 200;
+    return process_.Admin("POST", "/lab/regions/" + region + "/faults", {{"commit_latency_ms", ms}})
+               .first == 200;
   }
   // The lab process's CPU seconds; -1 in process (it is in this process's).
   double CpuSeconds() const { return in_process_ ? -1 : process_.CpuSeconds(); }
@@ -187,15 +187,17 @@ int Run(int n, int latency_ms, int concurrency, int batch_size, bool in_process)
               concurrency, batch_size);
   std::printf("wall=%.2fs floor=%.2fs ratio=%.2fx (goal <= 1.2x)\n", wall, floor_s, wall / floor_s);
   if (in_process) {
-    std::printf("cpu=%.2fs (%.2f cores busy; the lab's catalog and the transfer share them: "
-                "%.1f us per table moved, lab included)\n",
-                cpu, cpu / wall, 1e6 * cpu / std::max(1, moved));
+    std::printf(
+        "cpu=%.2fs (%.2f cores busy; the lab's catalog and the transfer share them: "
+        "%.1f us per table moved, lab included)\n",
+        cpu, cpu / wall, 1e6 * cpu / std::max(1, moved));
   } else {
-    std::printf("icewarden cpu=%.2fs = %.1f us per table moved (goal <= 100 us; %.2f cores; "
-                "of it in the kernel %.2fs = %.1f us per table); lab process cpu=%.2fs = %.1f us "
-                "per table\n",
-                cpu, 1e6 * cpu / std::max(1, moved), cpu / wall, sys, 1e6 * sys / std::max(1, moved),
-                lab_cpu, 1e6 * lab_cpu / std::max(1, moved));
+    std::printf(
+        "icewarden cpu=%.2fs = %.1f us per table moved (goal <= 100 us; %.2f cores; "
+        "of it in the kernel %.2fs = %.1f us per table); lab process cpu=%.2fs = %.1f us "
+        "per table\n",
+        cpu, 1e6 * cpu / std::max(1, moved), cpu / wall, sys, 1e6 * sys / std::max(1, moved),
+        lab_cpu, 1e6 * lab_cpu / std::max(1, moved));
   }
   std::printf("moved=%d wall/floor=%.2fx icewarden_cpu_per_table=%.1fus\n", moved, wall / floor_s,
               1e6 * cpu / std::max(1, moved));

@@ -167,8 +167,9 @@ int Main(int argc, char** argv) {
     } else if (std::atoi(argv[i]) > 0) {
       sizes.push_back(std::atoi(argv[i]));
     } else {
-      std::fprintf(stderr,
-                   "usage: promotion_overhead_bench [--reps R] [--promote-ms MS] [--memory] [tables...]\n");
+      std::fprintf(
+          stderr,
+          "usage: promotion_overhead_bench [--reps R] [--promote-ms MS] [--memory] [tables...]\n");
       return 2;
     }
   }
@@ -177,9 +178,9 @@ int Main(int argc, char** argv) {
   std::printf("store %s; promote step sleeps %d ms; %d runs per size; times in ms\n",
               in_memory ? ":memory: (no fsync)" : "SQLite file in $TMPDIR (durable)", promote_ms,
               reps);
-  std::printf("%7s %9s | %9s %9s %9s %7s %8s | %8s %8s %8s %8s %8s | %9s\n", "tables",
-              "propose", "total", "actions", "own", "own%", "cpu", "approve", "->fence", "f->prom",
-              "p->ver", "v->done", "fo_bytes");
+  std::printf("%7s %9s | %9s %9s %9s %7s %8s | %8s %8s %8s %8s %8s | %9s\n", "tables", "propose",
+              "total", "actions", "own", "own%", "cpu", "approve", "->fence", "f->prom", "p->ver",
+              "v->done", "fo_bytes");
   int failures = 0;
   for (int n : sizes) {
     std::vector<Sample> samples;
@@ -193,16 +194,17 @@ int Main(int argc, char** argv) {
       std::printf(
           "%7d %9.1f | %9.1f %9.1f %9.1f %6.1f%% %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f | %9zu\n", n,
           s->propose_ms, s->total_ms, s->action_ms, s->own_ms, 100 * s->own_ms / s->total_ms,
-          s->cpu_ms, s->approve_ms, s->to_fence_ms, s->fence_to_promote_ms,
-          s->promote_to_verify_ms, s->verify_to_done_ms, s->failover_bytes);
+          s->cpu_ms, s->approve_ms, s->to_fence_ms, s->fence_to_promote_ms, s->promote_to_verify_ms,
+          s->verify_to_done_ms, s->failover_bytes);
     }
     if (samples.empty()) continue;
     std::sort(samples.begin(), samples.end(),
               [](const Sample& a, const Sample& b) { return a.own_ms < b.own_ms; });
     const Sample& m = samples[samples.size() / 2];
-    std::printf("median N=%d: total=%.1fms actions=%.1fms own=%.1fms (%.1f%% of the total; goal "
-                "<= 50 ms and <= 5%%) cpu=%.1fms\n",
-                n, m.total_ms, m.action_ms, m.own_ms, 100 * m.own_ms / m.total_ms, m.cpu_ms);
+    std::printf(
+        "median N=%d: total=%.1fms actions=%.1fms own=%.1fms (%.1f%% of the total; goal "
+        "<= 50 ms and <= 5%%) cpu=%.1fms\n",
+        n, m.total_ms, m.action_ms, m.own_ms, 100 * m.own_ms / m.total_ms, m.cpu_ms);
   }
   return failures == 0 ? 0 : 1;
 }
