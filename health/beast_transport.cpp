@@ -163,26 +163,7 @@ std::optional<std::chrono::seconds> KeepAliveTimeout(std::string_view v) {
 class BeastTransport final : public HttpTransport {
  public:
   BeastTransport(asio::io_context& io, TlsOptions tls, PoolOptions pool)
-      : io_(io),
-        ssl_(asio::ssl::context::tls_client),
-        tls_options_(std::move(tls)),
-        pool_options_(pool) {
-    ssl_.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                     asio::ssl::context::no_tlsv1_1);
-    if (tls_options_.verify_peer) {
-      error_code ec;
-      ssl_.set_default_verify_paths(ec);
-      if (!tls_options_.ca_file.empty()) {
-        ssl_.load_verify_file(tls_options_.ca_file, ec);
-        if (ec)
-          tls_setup_error_ = "cannot load CA file " + tls_options_.ca_file + ": " + ec.message();
-      }
-      ssl_.set_verify_mode(asio::ssl::verify_peer);
-    } else {
-      ssl_.set_verify_mode(asio::ssl::verify_none);
-    }
-  }
+      : io_(io), tls_options_(std::move(tls)), pool_options_(pool) {}
 
   ~BeastTransport() override {
     for (auto& [key, conns] : idle_) {
@@ -301,9 +282,10 @@ class BeastTransport final : public HttpTransport {
       co_return std::nullopt;
     }
     // Local TLS setup errors never reach the server: PeerReply::kUnknown, not silence.
+    asio::ssl::context& ssl = Ssl();
     if (!tls_setup_error_.empty())
       co_return Status::Unavailable("tls " + where + ": " + tls_setup_error_);
-    conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, ssl_);
+    conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, ssl);
     // SNI; host name verification applies only when verify_peer is on.
     if (!SSL_set_tlsext_host_name(conn.tls->native_handle(), url.host.c_str())) {
       co_return Status::Unavailable("tls " + where + ": cannot set SNI host name");
@@ -415,7 +397,29 @@ class BeastTransport final : public HttpTransport {
   }
 
   asio::io_context& io_;
-  asio::ssl::context ssl_;
+  // Made on the first https request: loading the system CA store costs ~40 ms, which a
+  // transport that only ever speaks http (a step's catalog session, the lab) never needs.
+  asio::ssl::context& Ssl() {
+    if (ssl_) return *ssl_;
+    ssl_.emplace(asio::ssl::context::tls_client);
+    ssl_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                      asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                      asio::ssl::context::no_tlsv1_1);
+    if (tls_options_.verify_peer) {
+      error_code ec;
+      ssl_->set_default_verify_paths(ec);
+      if (!tls_options_.ca_file.empty()) {
+        ssl_->load_verify_file(tls_options_.ca_file, ec);
+        if (ec)
+          tls_setup_error_ = "cannot load CA file " + tls_options_.ca_file + ": " + ec.message();
+      }
+      ssl_->set_verify_mode(asio::ssl::verify_peer);
+    } else {
+      ssl_->set_verify_mode(asio::ssl::verify_none);
+    }
+    return *ssl_;
+  }
+  std::optional<asio::ssl::context> ssl_;
   TlsOptions tls_options_;
   PoolOptions pool_options_;
   std::string tls_setup_error_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "actions/action.h"
 #include "actions/catalog_scope.h"
@@ -451,7 +452,7 @@ CommandOutcome FailoverService::Ack(const Caller& caller, const std::string& id,
   return out;
 }
 
-Result<std::vector<GuardResult>> FailoverService::CurrentGuards(const Failover& f) {
+Result<GuardSnapshot> FailoverService::SnapshotWithWaivers(const Failover& f) {
   auto s = Snapshot(f);
   if (!s.ok()) return s.status();
   // What the approval waived stays waived: the approver took that decision.
@@ -470,15 +471,80 @@ Result<std::vector<GuardResult>> FailoverService::CurrentGuards(const Failover& 
       break;
     }
   }
+  return s;
+}
+
+Result<std::vector<GuardResult>> FailoverService::CurrentGuards(const Failover& f) {
+  auto s = SnapshotWithWaivers(f);
+  if (!s.ok()) return s.status();
   return EvaluateGuards(*s);
 }
 
+namespace {
+
+// Tables listed by name in the RPO record: the worst ones. The record is kept on the
+// failover, which every later transition reads and writes, so it must not grow with the
+// scope; the totals cover every table.
+constexpr std::size_t kRpoTablesListed = 100;
+
+// The RPO as it stands at promotion: per table of the scope what the target lacked and the
+// bound on its lag, the worst first.
+std::string RpoRecord(const GuardSnapshot& s) {
+  json tables = json::array();
+  long long worst = 0, missing = 0;
+  std::size_t counted = 0, unbounded = 0;
+  if (s.lag) {
+    const LagReport& lag = *s.lag;
+    const std::set<TableIdent> scope(s.scope_tables.begin(), s.scope_tables.end());
+    struct Row {
+      long long bound;
+      json item;
+    };
+    std::vector<Row> rows;
+    for (const TableLag& row : lag.tables) {
+      if (row.replica != s.failover.to || row.owner != s.failover.from || !scope.count(row.table))
+        continue;
+      ++counted;
+      auto bound = LagUpperBound(row, lag.at);
+      const long long b = bound ? bound->count() + std::max<long long>(0, s.now - lag.at) : -1;
+      if (!bound) ++unbounded;
+      worst = std::max(worst, b);
+      const bool known = row.state == LagState::kBehind || row.state == LagState::kCaughtUp;
+      const int lacked = known ? row.missing_commits : row.last_known_missing;
+      missing += lacked;
+      rows.push_back({b,
+                      {{"table", row.table.ToString()},
+                       {"state", LagStateName(row.state)},
+                       {"missing_commits", lacked},
+                       {"lag_ms", known ? row.lag.count() : row.last_known_lag.count()},
+                       {"bound_ms", bound ? json(b) : json(nullptr)}}});
+    }
+    const std::size_t keep = std::min(rows.size(), kRpoTablesListed);
+    std::partial_sort(rows.begin(), rows.begin() + keep, rows.end(),
+                      [](const Row& x, const Row& y) { return x.bound > y.bound; });
+    for (std::size_t i = 0; i < keep; ++i) tables.push_back(std::move(rows[i].item));
+  }
+  const bool complete = s.lag && unbounded == 0 && counted == s.scope_tables.size();
+  return DumpJson(json{{"worst_lag_ms", worst},
+                       {"missing_commits", missing},
+                       {"tables_measured", counted},
+                       {"tables_in_scope", s.scope_tables.size()},
+                       {"complete", complete},
+                       {"measured_at", s.lag ? s.lag->at : 0},
+                       {"tables", tables}});
+}
+
+}  // namespace
+
 std::optional<std::string> FailoverService::CheckBeforePromotion(const Failover& f,
                                                                  std::string* rpo_json) {
-  auto guards = CurrentGuards(f);
-  if (!guards.ok()) return "the guards could not be checked: " + guards.status().message();
-  if (!GuardsPass(*guards)) {
-    const std::string failures = GuardFailures(*guards);
+  // One snapshot for the guards and the RPO record: listing the scope twice costs as much
+  // as the rest of the check at 10,000 tables.
+  auto snapshot = SnapshotWithWaivers(f);
+  if (!snapshot.ok()) return "the guards could not be checked: " + snapshot.status().message();
+  const std::vector<GuardResult> guards = EvaluateGuards(*snapshot);
+  if (!GuardsPass(guards)) {
+    const std::string failures = GuardFailures(guards);
     // The hold and the check in one write: the failover stays fenced until re-approved.
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto found = d_.store->GetFailover(f.id);
@@ -490,7 +556,7 @@ std::optional<std::string> FailoverService::CheckBeforePromotion(const Failover&
       checks.push_back({{"point", "promotion"},
                         {"at", d_.clock->Now()},
                         {"by", "executor"},
-                        {"results", GuardResultsJson(*guards)}});
+                        {"results", GuardResultsJson(guards)}});
       next.guard_checks_json = DumpJson(checks);
       AuditEvent why;
       why.actor = "executor";
@@ -499,43 +565,13 @@ std::optional<std::string> FailoverService::CheckBeforePromotion(const Failover&
       why.target = f.id;
       why.reason = f.id + " held in fenced before promotion: " + failures +
                    "; an approver must approve again (or someone abort)";
-      why.detail_json = DumpJson(json{{"results", GuardResultsJson(*guards)}});
+      why.detail_json = DumpJson(json{{"results", GuardResultsJson(guards)}});
       Status s = d_.store->UpdateFailover(next, next.version, why);
       if (s.code() != StatusCode::kConflict) break;
     }
     return failures;
   }
-  // The RPO as it stands at promotion: per table, what the target lacked and the bound.
-  auto snapshot = Snapshot(f);
-  json tables = json::array();
-  long long worst = 0;
-  bool complete = true;
-  if (snapshot.ok() && snapshot->lag) {
-    const LagReport& lag = *snapshot->lag;
-    for (const TableLag& row : lag.tables) {
-      if (row.replica != f.to || row.owner != f.from) continue;
-      if (std::find(snapshot->scope_tables.begin(), snapshot->scope_tables.end(), row.table) ==
-          snapshot->scope_tables.end())
-        continue;
-      auto bound = LagUpperBound(row, lag.at);
-      if (!bound) complete = false;
-      const long long b =
-          bound ? bound->count() + std::max<long long>(0, snapshot->now - lag.at) : -1;
-      worst = std::max(worst, b);
-      const bool known = row.state == LagState::kBehind || row.state == LagState::kCaughtUp;
-      tables.push_back({{"table", row.table.ToString()},
-                        {"state", LagStateName(row.state)},
-                        {"missing_commits", known ? row.missing_commits : row.last_known_missing},
-                        {"lag_ms", known ? row.lag.count() : row.last_known_lag.count()},
-                        {"bound_ms", bound ? json(b) : json(nullptr)}});
-    }
-  } else {
-    complete = false;
-  }
-  *rpo_json = DumpJson(json{{"worst_lag_ms", worst},
-                            {"complete", complete},
-                            {"measured_at", snapshot.ok() && snapshot->lag ? snapshot->lag->at : 0},
-                            {"tables", tables}});
+  *rpo_json = RpoRecord(*snapshot);
   return std::nullopt;
 }
 

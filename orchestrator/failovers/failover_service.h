@@ -116,6 +116,8 @@ class FailoverService {
 
  private:
   Result<GuardSnapshot> Snapshot(const Failover& failover);
+  // Snapshot with what the failover's approval waived (cooldown, best_candidate).
+  Result<GuardSnapshot> SnapshotWithWaivers(const Failover& failover);
   CommandOutcome Refuse(const Status& status, nlohmann::json body = nlohmann::json::object());
   CommandOutcome FromDecision(const Result<FailoverDecision>& d, const std::string& id);
   Status AppendGuardCheck(const std::string& id, const std::string& point,

@@ -40,8 +40,9 @@ class FailoverServiceTest : public ::testing::Test {
                                     "guards:\n  - kind: target_healthy\n"
                                     "fence:\n"
                                  << fence
-                                 << "promote:\n  - {id: move, action: fake.idem, params: {}}\n"
-                                    "verify:\n  - {id: check, action: fake.nocomp, params: {}}\n";
+                                 << "promote:\n"
+                                 << promote_
+                                 << "verify:\n  - {id: check, action: fake.nocomp, params: {}}\n";
     config_.source_path = dir_ + "/config.yaml";
     for (const char* name : {kUs, kEu}) {
       RegionConfig r;
@@ -109,6 +110,7 @@ class FailoverServiceTest : public ::testing::Test {
     r.actions = &registry_;
     r.clock = clock_;
     r.poll = std::chrono::milliseconds(20);
+    runner_deps_ = r;
     runner_ = std::make_unique<FailoverRunner>(r);
   }
 
@@ -195,6 +197,9 @@ class FailoverServiceTest : public ::testing::Test {
     return false;
   }
 
+  // The promote section's steps, as YAML; set before Build.
+  std::string promote_ = "  - {id: move, action: fake.idem, params: {}}\n";
+  FailoverRunnerDeps runner_deps_;
   std::string dir_, runbook_path_;
   Config config_;
   std::shared_ptr<FakeClock> clock_ = std::make_shared<FakeClock>();

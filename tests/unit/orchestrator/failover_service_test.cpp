@@ -3,6 +3,7 @@
 // bound to the plan, evidence is checked, a held failover waits for a person) and rule 1.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "orchestrator/failovers/failover_report.h"
@@ -240,6 +241,40 @@ TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
   ASSERT_TRUE(service_->ConfirmFencing(Person("alice", ActorKind::kApprover), id, "powered off")
                   .status.ok());
   ASSERT_TRUE(WaitFor(id, P::kCompleted));
+}
+
+// SIGTERM in `serve`: Stop lets the step in flight finish and be journaled, starts nothing
+// more, and a new runner (the restarted daemon) resumes without running a step twice.
+TEST_F(FailoverServiceTest, StopFinishesTheStepInFlightAndARestartResumes) {
+  promote_ =
+      "  - {id: move, action: fake.once, params: {delay_ms: 400}}\n"
+      "  - {id: move2, action: fake.once, params: {}}\n";
+  Build();
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kPromoting));
+  auto running = [&] {
+    const auto journal = store_->ListSteps(id);
+    for (const StepRecord& r : *journal)
+      if (r.step_id == "move" && r.state == StepState::kRunning) return true;
+    return false;
+  };
+  for (int i = 0; i < 300 && !running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(running());
+  runner_->Stop();
+  auto steps = *store_->ListSteps(id);
+  std::map<std::string, StepState> state;
+  for (const StepRecord& r : steps) state[r.step_id] = r.state;
+  EXPECT_EQ(state["move"], StepState::kSucceeded) << "the step in flight finished and was journaled";
+  EXPECT_EQ(state.count("move2"), 0u) << "nothing new starts once stopping";
+  EXPECT_EQ(Get(id).phase, P::kPromoting);
+
+  runner_ = std::make_unique<FailoverRunner>(runner_deps_);
+  runner_->Start();
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  EXPECT_EQ(log_->RunCount("move"), 1);
+  EXPECT_EQ(log_->RunCount("move2"), 1);
 }
 
 // Rule 1 under arbitrary commands from every role and source: whatever is sent in whatever
