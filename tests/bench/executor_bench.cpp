@@ -62,7 +62,9 @@ Runbook NoopRunbook() {
   rb.name = "noop";
   for (int i = 0; i < kSteps; ++i) {
     RunbookStep s;
-    s.id = "s" + std::to_string(i);
+    // Not `"s" + std::to_string(i)` (or assigning "s" first): GCC 12 at -O3 reports a false
+    // -Wrestrict there (GCC bug 105651).
+    s.id = std::string("s").append(std::to_string(i));
     s.action = "noop";
     s.params = nlohmann::json{{"target", "${to}"}, {"index", i}};
     (i < 10 ? rb.fence : i < 90 ? rb.promote : rb.verify).push_back(std::move(s));
