@@ -99,7 +99,8 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
     return kExitOk;
   }
   // With --id-only, stdout carries the id alone (ID=$(icewarden failover propose ...)).
-  std::ostream& shown = p.id_only ? std::cerr : std::cout;
+  // With --output json, stdout carries the JSON answer alone too.
+  std::ostream& shown = p.id_only || o.output == "json" ? std::cerr : std::cout;
   PrintChange(shown, dry.body, S(plan.value("failover", json::object()), "from"), p.to, p.scope);
   if (p.dry_run) return kExitOk;
   if (int rc = Confirm("Propose this " + p.kind + "?", yes); rc != kExitOk) return rc;

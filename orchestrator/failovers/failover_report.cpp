@@ -162,14 +162,16 @@ std::string RenderFailoverReportText(const json& r) {
   const json& rpo = r.value("rpo", json::object());
   out << "\nRPO at promotion\n";
   if (rpo.contains("worst_lag_ms")) {
-    long long missing = 0;
-    for (const json& t : rpo.value("tables", json::array()))
-      missing += t.value("missing_commits", 0);
-    out << "  worst lag " << Ms(rpo["worst_lag_ms"]) << ", " << missing
-        << " commits the new owner lacked over " << rpo.value("tables", json::array()).size()
-        << " tables"
+    out << "  worst lag " << Ms(rpo["worst_lag_ms"]) << ", " << rpo.value("missing_commits", 0)
+        << " commits the new owner lacked over " << rpo.value("tables_in_scope", 0) << " tables"
         << (rpo.value("complete", false) ? "" : " (incomplete: some lags were only bounded)")
         << "\n";
+    for (const json& t : rpo.value("tables", json::array())) {
+      if (t.value("missing_commits", 0) == 0) continue;
+      out << "    " << t.value("table", "") << ": " << t.value("missing_commits", 0)
+          << " commits, lag " << Ms(t.value("lag_ms", json())) << ", bound "
+          << Ms(t.value("bound_ms", json())) << "\n";
+    }
   } else {
     out << "  not promoted\n";
   }

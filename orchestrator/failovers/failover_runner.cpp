@@ -62,6 +62,9 @@ void FailoverRunner::Start() {
 void FailoverRunner::Wake(const std::string& id) {
   std::lock_guard lock(mu_);
   settled_.erase(id);
+  // A command that lands while a Drive runs (an operator's fencing confirmation during the
+  // fence steps) must be looked at after that Drive, whatever version it stops at.
+  woken_during_drive_.insert(id);
   woken_ = true;
   cv_.notify_all();
 }
@@ -155,6 +158,7 @@ void FailoverRunner::Examine(const Failover& f) {
   std::lock_guard lock(mu_);
   if (stopping_) return;
   running_.insert(f.id);
+  woken_during_drive_.erase(f.id);
   if (auto old = workers_.find(f.id); old != workers_.end()) {
     finished_.push_back(std::move(old->second));
     workers_.erase(old);
@@ -189,7 +193,11 @@ void FailoverRunner::Drive(const std::string& id) {
   }
   std::lock_guard lock(mu_);
   running_.erase(id);
-  settled_[id] = version;
+  if (woken_during_drive_.erase(id) > 0) {
+    settled_.erase(id);
+  } else {
+    settled_[id] = version;
+  }
   auto it = workers_.find(id);
   if (it != workers_.end()) {
     finished_.push_back(std::move(it->second));

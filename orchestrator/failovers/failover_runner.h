@@ -77,6 +77,7 @@ class FailoverRunner final : public FailoverTransitions {
   bool woken_ = false;
   std::set<std::string> running_;                // failovers with a worker
   std::map<std::string, std::int64_t> settled_;  // id -> version a Drive last stopped at
+  std::set<std::string> woken_during_drive_;     // a command arrived while it was driven
   std::map<std::string, std::thread> workers_;
   std::vector<std::thread> finished_;  // to join
   std::thread supervisor_;

@@ -123,7 +123,10 @@ Result<GuardSnapshot> FailoverService::Snapshot(const Failover& f) {
   if (!scope.ok()) return scope.status();
   auto rows = ListScopeOwnership(*d_.store, *scope, f.from, kMaxScopeTables);
   if (!rows.ok()) return rows.status();
-  for (const Ownership& o : *rows) s.scope_tables.push_back(o.table);
+  for (const Ownership& o : *rows) {
+    s.scope_tables.push_back(o.table);
+    if (!o.failover_id.empty()) s.scope_moved_by.insert(o.failover_id);
+  }
   if (d_.live != nullptr) s.lag = d_.live->Lag();
   auto others = d_.store->ListFailovers(kRecentFailovers);
   if (!others.ok()) return others.status();
@@ -352,6 +355,28 @@ CommandOutcome FailoverService::Approve(const Caller& caller, const std::string&
         {{"code", "plan_changed"}, {"plan", plan->first}, {"plan_hash", f.plan.plan_hash}});
   }
 
+  FailoverInput in;
+  in.event = FailoverEvent::kApprove;
+  in.actor_kind = caller.kind;
+  in.actor = caller.name;
+  in.reason = req.reason;
+  in.at = d_.clock->Now();
+  in.approval_expires_at = in.at + d_.config->policies.approval_ttl.count();
+  // Who may approve is the machine's to say, before any guard: a proposer's own approval
+  // under the two-person rule is refused for that, whatever the guards would say.
+  if (FailoverDecision pre = ApplyFailoverEvent(f, in, d_.orchestrator->Policy()); !pre.accepted) {
+    AuditEvent why;
+    why.at = in.at;
+    why.actor = caller.name;
+    why.source = caller.source;
+    why.action = "failover.approve.refused";
+    why.target = id;
+    why.reason = pre.reason;
+    if (Status s = d_.store->AppendAudit(why); !s.ok()) return Refuse(s);
+    return Refuse(
+        Status::FailedPrecondition(pre.reason),
+        {{"phase", FailoverPhaseName(f.phase)}, {"allowed_events", AllowedEventsJson(f.phase)}});
+  }
   Failover candidate = f;
   if (!req.accept_data_loss.empty()) candidate.accept_data_loss = req.accept_data_loss;
   auto snapshot = Snapshot(candidate);
@@ -369,13 +394,6 @@ CommandOutcome FailoverService::Approve(const Caller& caller, const std::string&
                   body);
   }
 
-  FailoverInput in;
-  in.event = FailoverEvent::kApprove;
-  in.actor_kind = caller.kind;
-  in.actor = caller.name;
-  in.reason = req.reason;
-  in.at = d_.clock->Now();
-  in.approval_expires_at = in.at + d_.config->policies.approval_ttl.count();
   const std::string point = reapproval ? "reapproval" : "approval";
   auto d = d_.orchestrator->ApplyToFailover(id, in, caller.source, [&](Failover& next) {
     if (!req.accept_data_loss.empty()) next.accept_data_loss = req.accept_data_loss;

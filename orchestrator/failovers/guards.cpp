@@ -157,7 +157,7 @@ GuardResult Cooldown(const GuardSnapshot& s) {
     if (o.id == s.failover.id || !IsTerminal(o.phase) || o.phase == FailoverPhase::kAborted)
       continue;
     if (o.ack) continue;
-    if (!ScopesOverlap(s.failover, s.scope_tables, o)) continue;
+    if (!s.scope_moved_by.count(o.id) && !ScopesOverlap(s.failover, s.scope_tables, o)) continue;
     if (last == nullptr || o.updated_at > last->updated_at) last = &o;
   }
   if (last != nullptr && last->updated_at + wait.count() > s.now) {

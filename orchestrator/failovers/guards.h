@@ -27,6 +27,7 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct GuardSnapshot {
   Failover failover{};                     // id (may be empty at proposal), kind, scope, from, to
   std::vector<Region> regions{};           // every region's recorded health
   std::vector<TableIdent> scope_tables{};  // the scope's tables, owned by failover.from
+  // The failovers that last moved a table of the scope (Ownership::failover_id): the way
+  // back after a failover touches its tables whatever either scope says.
+  std::set<std::string> scope_moved_by{};
   std::shared_ptr<const LagReport> lag{};  // the latest lag round; null before the first
   std::vector<Failover> others{};          // every other failover: active ones and recent ones
   std::chrono::milliseconds max_staleness{0};

@@ -46,23 +46,32 @@ class FailoverE2eTest : public LabStackTest {
     ASSERT_TRUE(Eventually(
         [&] { return Health(kLabUs) == "healthy" && Health(kLabEu) == "healthy"; }, 30s));
     ASSERT_TRUE(Eventually([&] { return Ownership().size() >= 4; }, 30s));
+    // Every us-east-1 table compared in eu-central-1 by a lag round: the RPO guard needs it.
     ASSERT_TRUE(Eventually(
         [&] {
-          return stack_->Api("GET", "/api/v1/lag?state=caught_up", "", "viewer").status == 200;
+          int us = 0;
+          for (const auto& [table, owner_epoch] : Ownership()) us += owner_epoch.first == kLabUs;
+          HttpReply r = stack_->Api("GET", "/api/v1/lag?region=eu-central-1", "", "viewer");
+          if (r.status != 200 || us == 0) return false;
+          int compared = 0;
+          for (const json& t : r.body.value("tables", json::array()))
+            compared += t.value("owner", "") == kLabUs && t.value("replica", "") == kLabEu &&
+                        (t.value("state", "") == "behind" || t.value("state", "") == "caught_up");
+          return compared >= us;
         },
         30s));
   }
 
-  // `failover propose ... --yes --output json` as the operator; the id.
+  // `failover propose ... --yes --id-only` as the operator; the id.
   std::string ProposeUsToEu(const std::string& role = "operator") {
     CommandResult r =
         stack_->Cli({"failover", "propose", "--to", kLabEu, "--scope", "owner:us-east-1",
-                     "--reason", "us-east-1 catalog down", "--yes", "--output", "json"},
+                     "--reason", "us-east-1 catalog down", "--yes", "--id-only"},
                     role);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    json body = json::parse(r.out, nullptr, false);
-    if (!body.is_object() || !body.contains("failover")) return "";
-    return body["failover"]["id"];
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    EXPECT_EQ(id.rfind("fo-", 0), 0u) << r.out << r.err;
+    return id.rfind("fo-", 0) == 0 ? id : "";
   }
 
   json Failover(const std::string& id) {
@@ -193,7 +202,7 @@ TEST_F(FailoverCrashE2eTest, KilledWhilePromotingResumesAndCompletes) {
       200);
   const std::string id = ProposeUsToEu();
   ASSERT_EQ(stack_->Cli({"failover", "approve", id, "--yes"}, "approver").exit_code, 0);
-  // Quiet window: the workload commits to us-east-1, so stop it first.
+  // The workload commits to us-east-1, so its quiet window fails: a person confirms.
   ASSERT_TRUE(Eventually([&] { return Phase(id) == "fencing"; }, 20s));
   ASSERT_EQ(
       stack_
@@ -207,7 +216,7 @@ TEST_F(FailoverCrashE2eTest, KilledWhilePromotingResumesAndCompletes) {
           if (s["step_id"] == "transfer-ownership" && s["state"] == "running") return true;
         return false;
       },
-      30s, 20ms))
+      30s))
       << Failover(id).dump(2);
   stack_->KillServe(SIGKILL);
   ASSERT_EQ(stack_->RestartServe(), "");
@@ -272,7 +281,9 @@ TEST_F(FailoverE2eTest, ACatalogAnswering503IsNeverUnreachableEvidence) {
   EXPECT_EQ(f["phase"], "fencing") << f.dump(2);
   EXPECT_TRUE(f["fencing"].is_null());
   for (const json& r : stack_->Api("GET", "/api/v1/regions", "", "viewer").body["regions"])
-    if (r["name"] == kLabUs) EXPECT_TRUE(r.value("silent_since", json()).is_null()) << r.dump();
+    if (r["name"] == kLabUs) {
+      EXPECT_TRUE(r.value("silent_since", json()).is_null()) << r.dump();
+    }
   stack_->Cli({"failover", "abort", id, "--reason", "test over", "--yes"});
 }
 

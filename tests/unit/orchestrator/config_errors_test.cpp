@@ -72,7 +72,7 @@ ownership: {default_owner: a}
 colour: blue
 )")),
               ElementsAre("c.yaml:3:1: colour: unknown key; allowed keys are 'api', 'state', "
-                          "'regions', 'ownership', 'policies'"));
+                          "'regions', 'ownership', 'policies', 'failovers'"));
 }
 
 TEST(ConfigErrorsTest, WrongTypeNamesTheKeyAndTheExpectedType) {

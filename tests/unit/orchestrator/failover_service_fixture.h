@@ -39,8 +39,7 @@ class FailoverServiceTest : public ::testing::Test {
                                     "parameters:\n  - {name: note, type: string, default: hi}\n"
                                     "guards:\n  - kind: target_healthy\n"
                                     "fence:\n"
-                                 << fence
-                                 << "promote:\n"
+                                 << fence << "promote:\n"
                                  << promote_
                                  << "verify:\n  - {id: check, action: fake.nocomp, params: {}}\n";
     config_.source_path = dir_ + "/config.yaml";

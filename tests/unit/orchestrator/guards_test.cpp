@@ -10,11 +10,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const GuardResult& Find(const std::vector<GuardResult>& results, const std::string& guard) {
+// By value: callers pass the temporary EvaluateGuards returns.
+GuardResult Find(const std::vector<GuardResult>& results, const std::string& guard) {
   for (const GuardResult& g : results)
     if (g.guard == guard) return g;
-  static const GuardResult kNone{"none", false, false, "not evaluated"};
-  return kNone;
+  return GuardResult{"none", false, false, "not evaluated"};
 }
 
 class GuardsTest : public ::testing::Test {
@@ -52,7 +52,7 @@ class GuardsTest : public ::testing::Test {
 
 TEST_F(GuardsTest, AMoreAdvancedHealthyReplicaMustBeForced) {
   auto results = EvaluateGuards(s_);
-  const GuardResult& g = Find(results, "best_candidate");
+  const GuardResult g = Find(results, "best_candidate");
   EXPECT_FALSE(g.ok);
   EXPECT_NE(g.reason.find("c lacks 2 commits"), std::string::npos) << g.reason;
   EXPECT_FALSE(GuardsPass(results));
@@ -69,7 +69,7 @@ TEST_F(GuardsTest, AnUnhealthyThirdRegionIsNoCandidate) {
 
 TEST_F(GuardsTest, RpoCountsTheTimeSinceTheLagRound) {
   s_.now += 56'000;  // 5 s of lag measured 56 s ago: up to 61 s now
-  const GuardResult& g = Find(EvaluateGuards(s_), "rpo");
+  const GuardResult g = Find(EvaluateGuards(s_), "rpo");
   EXPECT_FALSE(g.ok);
   EXPECT_NE(g.reason.find("accept_data_loss"), std::string::npos) << g.reason;
 }
@@ -116,7 +116,7 @@ TEST_F(GuardsTest, AnActiveFailoverOnTheScopeOverlaps) {
 
 TEST_F(GuardsTest, NoLagRoundYetFailsRpo) {
   s_.lag = nullptr;
-  const GuardResult& g = Find(EvaluateGuards(s_), "rpo");
+  const GuardResult g = Find(EvaluateGuards(s_), "rpo");
   EXPECT_FALSE(g.ok);
   EXPECT_NE(g.reason.find("no replication-lag round"), std::string::npos) << g.reason;
 }

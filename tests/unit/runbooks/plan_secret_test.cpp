@@ -25,7 +25,11 @@ promote:
       tsig_algorithm: hmac-sha256
       tsig_secret: ${env.SECRET}
       records:
-        - {name: writer.lake.lab., type: CNAME, value: catalog.${to}.lake.lab., ttl: 5, op: replace}
+        - name: writer.lake.lab.
+          type: CNAME
+          value: catalog.${to}.lake.lab.
+          ttl: 5
+          op: replace
 )",
                                   "rb.yaml", registry);
   ASSERT_TRUE(load.ok()) << load.errors.front().ToString();

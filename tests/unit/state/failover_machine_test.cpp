@@ -12,13 +12,12 @@ using P = FailoverPhase;
 using E = FailoverEvent;
 using A = ActorKind;
 
-const std::vector<P> kAllPhases = {P::kProposed,  P::kApproved,     P::kFencing,
-                                   P::kFenced,    P::kPromoting,    P::kVerifying,
-                                   P::kCompleted, P::kAborted,      P::kFailed,
-                                   P::kCompensating, P::kRolledBack, P::kNeedsAttention};
+const std::vector<P> kAllPhases = {
+    P::kProposed,  P::kApproved, P::kFencing, P::kFenced,       P::kPromoting,  P::kVerifying,
+    P::kCompleted, P::kAborted,  P::kFailed,  P::kCompensating, P::kRolledBack, P::kNeedsAttention};
 const std::vector<E> kAllEvents = {
-    E::kApprove,  E::kAbort,      E::kBeginFencing,      E::kConfirmFencing,
-    E::kBeginPromotion, E::kPromoted, E::kVerified,      E::kStepFailed,
+    E::kApprove,           E::kAbort,       E::kBeginFencing,       E::kConfirmFencing,
+    E::kBeginPromotion,    E::kPromoted,    E::kVerified,           E::kStepFailed,
     E::kBeginCompensation, E::kCompensated, E::kCompensationFailed, E::kInFlightUnknown};
 const std::vector<A> kAllActors = {A::kOperator, A::kApprover, A::kAdmin,
                                    A::kExecutor, A::kWebhook,  A::kProbe};
@@ -39,9 +38,11 @@ Failover Ready(P phase) {
 }
 
 FailoverInput Input(E e, A actor) {
-  FailoverInput in{e, actor, actor == A::kExecutor ? "executor" : "bob", "because", FencingKind::kOperator, 10};
+  FailoverInput in{
+      e, actor, actor == A::kExecutor ? "executor" : "bob", "because", FencingKind::kOperator, 10};
   // Evidence is recorded by the executor; people confirm as operators.
-  if (e == E::kConfirmFencing && actor == A::kExecutor) in.fencing_kind = FencingKind::kEvidenceSteps;
+  if (e == E::kConfirmFencing && actor == A::kExecutor)
+    in.fencing_kind = FencingKind::kEvidenceSteps;
   return in;
 }
 
@@ -49,6 +50,8 @@ FailoverInput Input(E e, A actor) {
 std::map<std::tuple<P, E, A>, P> LegalMoves() {
   std::map<std::tuple<P, E, A>, P> m;
   for (A a : {A::kApprover, A::kAdmin}) m[{P::kProposed, E::kApprove, a}] = P::kApproved;
+  // A re-approval of a failover held before promotion.
+  for (A a : {A::kApprover, A::kAdmin}) m[{P::kFenced, E::kApprove, a}] = P::kFenced;
   for (A a : {A::kOperator, A::kApprover, A::kAdmin})
     for (P p : {P::kProposed, P::kApproved, P::kFencing, P::kFenced})
       m[{p, E::kAbort, a}] = P::kAborted;
@@ -156,8 +159,8 @@ TEST(FailoverMachine, OperatorFencingConfirmationNeedsAReasonAndAnAcceptedKind) 
   EXPECT_FALSE(d.accepted);
   EXPECT_NE(d.reason.find("needs a reason"), std::string::npos) << d.reason;
 
-  FailoverInput ok{E::kConfirmFencing, A::kOperator, "bob", "old catalog powered off",
-                   FencingKind::kOperator, 5};
+  FailoverInput ok{E::kConfirmFencing,        A::kOperator,           "bob",
+                   "old catalog powered off", FencingKind::kOperator, 5};
   FailoverPolicy evidence_only{false, {FencingKind::kEvidenceSteps}};
   d = ApplyFailoverEvent(Ready(P::kFencing), ok, evidence_only);
   EXPECT_FALSE(d.accepted);
@@ -168,13 +171,15 @@ TEST(FailoverMachine, OperatorFencingConfirmationNeedsAReasonAndAnAcceptedKind) 
   ASSERT_TRUE(d.next.fencing.has_value());
   EXPECT_EQ(d.next.fencing->by, "bob");
   EXPECT_EQ(d.next.fencing->reason, "old catalog powered off");
-  EXPECT_EQ(d.reason, "fo-1 fenced: operator bob confirmed fencing (operator): old catalog powered off");
+  EXPECT_EQ(d.reason,
+            "fo-1 fenced: operator bob confirmed fencing (operator): old catalog powered off");
 
   // People cannot claim evidence; the executor cannot claim to be an operator.
-  FailoverInput claimed{E::kConfirmFencing, A::kOperator, "bob", "trust me",
-                        FencingKind::kEvidenceSteps, 5};
+  FailoverInput claimed{
+      E::kConfirmFencing, A::kOperator, "bob", "trust me", FencingKind::kEvidenceSteps, 5};
   EXPECT_FALSE(ApplyFailoverEvent(Ready(P::kFencing), claimed, {}).accepted);
-  FailoverInput exec_op{E::kConfirmFencing, A::kExecutor, "executor", "x", FencingKind::kOperator, 5};
+  FailoverInput exec_op{
+      E::kConfirmFencing, A::kExecutor, "executor", "x", FencingKind::kOperator, 5};
   EXPECT_FALSE(ApplyFailoverEvent(Ready(P::kFencing), exec_op, {}).accepted);
 }
 
