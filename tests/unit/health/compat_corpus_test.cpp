@@ -7,7 +7,8 @@
 // The file name's prefix up to "__" says what the body is: config, namespaces, tables,
 // load (LoadTableResult), commit (CommitTableResponse), metadata (a bare TableMetadata,
 // which icewarden only ever sees inside a LoadTableResult, so it is wrapped in one), error
-// (IcebergErrorResponse) and token (OAuth token response).
+// (IcebergErrorResponse), oauth_error (RFC 6749 {"error", "error_description"}) and token
+// (OAuth token response).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -197,8 +198,8 @@ TEST(CompatCorpusCoverage, FormatOneWithSchemaAndSchemasIsAccepted) {
 // The corpus must cover every kind and the table states users hit: an empty table, one
 // with a snapshot id past 2^53 (where a double loses digits), and all three formats.
 TEST(CompatCorpusCoverage, CoversEveryKindAndTableState) {
-  for (const std::string kind :
-       {"config", "namespaces", "tables", "load", "commit", "metadata", "error", "token"}) {
+  for (const std::string kind : {"config", "namespaces", "tables", "load", "commit", "metadata",
+                                 "error", "oauth_error", "token"}) {
     EXPECT_FALSE(PayloadsOfKind(kind).empty()) << kind;
   }
   bool empty_table = false, big_id = false;
@@ -300,10 +301,59 @@ TEST_P(CompatError, IsRecognisedWithItsMessage) {
   EXPECT_FALSE(e->message.empty());
   EXPECT_EQ(e->type, raw.value("type", std::string()));
   EXPECT_EQ(e->code, raw.value("code", 0));
+  EXPECT_FALSE(ParseOAuthError(body_).has_value()) << "an IcebergError read as an OAuth error";
 }
 
 INSTANTIATE_TEST_SUITE_P(CompatCorpus, CompatError, ::testing::ValuesIn(PayloadsOfKind("error")),
                          TestName);
+
+class CompatOAuthError : public CompatCorpus {};
+
+TEST_P(CompatOAuthError, IsRecognisedWithItsDescription) {
+  auto e = ParseOAuthError(body_);
+  if (ExpectedToFail(e.has_value(), "ParseOAuthError returned nullopt")) return;
+  ASSERT_TRUE(e.has_value()) << GetParam().relative << " not recognised as an OAuth error";
+  std::string expected = raw_.at("error").get<std::string>();
+  if (raw_.contains("error_description") && raw_["error_description"].is_string()) {
+    expected += ": " + raw_["error_description"].get<std::string>();
+  }
+  EXPECT_EQ(*e, expected);
+}
+
+// A gateway or identity provider in front of a catalog answers with an OAuth error; the
+// catalog client reads every error body with ParseIcebergError first (StatusForCode), so
+// one that claims an OAuth body yields a detail with no message and the reason is lost.
+// Known gap, per payload: ParseIcebergError's Required("error") accepts a string and the
+// message/type/code lookups then find nothing, giving {message: "", type: "", code: 0}.
+const std::map<std::string, std::string>& OAuthErrorsTakenForIcebergErrors() {
+  static const std::string kWhy =
+      "ParseIcebergError accepts {\"error\": \"<string>\"} as an IcebergError with an empty "
+      "message";
+  static const std::map<std::string, std::string> kGaps = {
+      {"iceberg-python/oauth_error__test_rest_line2450_no_description.json", kWhy},
+      {"iceberg-python/oauth_error__test_rest_test_token_400.json", kWhy},
+      {"iceberg-python/oauth_error__test_rest_test_token_401.json", kWhy},
+      {"nessie/oauth_error__TestOAuth2Authentication_invalid_credentials.json", kWhy},
+  };
+  return kGaps;
+}
+
+TEST_P(CompatOAuthError, IsNotTakenForAnIcebergError) {
+  auto e = ParseIcebergError(body_);
+  auto gap = OAuthErrorsTakenForIcebergErrors().find(GetParam().relative);
+  if (gap != OAuthErrorsTakenForIcebergErrors().end()) {
+    EXPECT_TRUE(e.has_value()) << GetParam().relative
+                               << " is no longer taken for an IcebergError; remove it from "
+                                  "OAuthErrorsTakenForIcebergErrors()";
+    if (e) std::cout << "[ expected failure ] " << gap->second << "\n";
+    return;
+  }
+  EXPECT_FALSE(e.has_value()) << GetParam().relative << " read as IcebergError \"" << e->type
+                              << ": " << e->message << "\"";
+}
+
+INSTANTIATE_TEST_SUITE_P(CompatCorpus, CompatOAuthError,
+                         ::testing::ValuesIn(PayloadsOfKind("oauth_error")), TestName);
 
 class CompatToken : public CompatCorpus {};
 
