@@ -43,6 +43,8 @@ Status StatusForCode(const std::string& what, const HttpResponse& r) {
   std::string detail;
   if (auto e = ParseIcebergError(r.body)) {
     detail = (e->type.empty() ? "" : e->type + ": ") + e->message;
+  } else if (auto oauth = ParseOAuthError(r.body)) {
+    detail = *oauth;  // an identity provider's "invalid_client: ..."
   } else {
     detail = Snippet(r.body);
   }

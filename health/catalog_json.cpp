@@ -248,6 +248,12 @@ std::string CommitTableRequestJson(const TableCommit& commit) {
 }
 
 std::optional<IcebergError> ParseIcebergError(std::string_view body) {
+  // The spec's IcebergErrorResponse holds an ErrorModel object. {"error": "invalid_client"}
+  // is an OAuth2 error (RFC 6749 5.2), which ParseOAuthError reads with its description.
+  json peek = json::parse(body, nullptr, false);
+  if (peek.is_discarded() || !peek.is_object() || !peek.contains("error") ||
+      !peek["error"].is_object())
+    return std::nullopt;
   auto r = Guard(body, "IcebergErrorResponse", [](const json& j) {
     const json& e = Required(j, "error");
     IcebergError out;

@@ -323,18 +323,10 @@ TEST_P(CompatOAuthError, IsRecognisedWithItsDescription) {
 // A gateway or identity provider in front of a catalog answers with an OAuth error; the
 // catalog client reads every error body with ParseIcebergError first (StatusForCode), so
 // one that claims an OAuth body yields a detail with no message and the reason is lost.
-// Known gap, per payload: ParseIcebergError's Required("error") accepts a string and the
-// message/type/code lookups then find nothing, giving {message: "", type: "", code: 0}.
+// Known gaps, per payload, with the reason (none since ParseIcebergError requires an
+// ErrorModel object: it used to take {"error": "<string>"} for an empty IcebergError).
 const std::map<std::string, std::string>& OAuthErrorsTakenForIcebergErrors() {
-  static const std::string kWhy =
-      "ParseIcebergError accepts {\"error\": \"<string>\"} as an IcebergError with an empty "
-      "message";
-  static const std::map<std::string, std::string> kGaps = {
-      {"iceberg-python/oauth_error__test_rest_line2450_no_description.json", kWhy},
-      {"iceberg-python/oauth_error__test_rest_test_token_400.json", kWhy},
-      {"iceberg-python/oauth_error__test_rest_test_token_401.json", kWhy},
-      {"nessie/oauth_error__TestOAuth2Authentication_invalid_credentials.json", kWhy},
-  };
+  static const std::map<std::string, std::string> kGaps = {};
   return kGaps;
 }
 
