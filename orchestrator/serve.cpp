@@ -118,6 +118,18 @@ int CmdServe(const ServeOptions& options) {
     return kExitUsage;
   }
   auto clock = SystemClock();
+  // The runbooks first: a broken one refuses the start before anything is opened or probed.
+  // Parsing needs only the kinds' Validate, not what running them needs.
+  std::optional<RouteTable> routes;
+  {
+    ActionRegistry kinds;
+    if (Status s = BuildActions(config, nullptr, clock, &kinds); !s.ok()) {
+      spdlog::error("{}", s.ToString());
+      return kExitFailed;
+    }
+    routes = LoadRoutes(config, kinds);
+    if (!routes) return kExitUsage;
+  }
   std::filesystem::path state_path = config.state.path;
   if (state_path.has_parent_path()) std::filesystem::create_directories(state_path.parent_path());
   auto store = OpenSqliteStore(SqliteStoreOptions{config.state.path}, clock);
@@ -139,8 +151,6 @@ int CmdServe(const ServeOptions& options) {
     spdlog::error("{}", s.ToString());
     return kExitFailed;
   }
-  auto routes = LoadRoutes(config, actions);
-  if (!routes) return kExitUsage;
 
   LiveView live;
   auto watch = CatalogWatch::Create(config, **store, orchestrator, clock, live);
