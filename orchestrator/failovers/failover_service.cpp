@@ -194,6 +194,13 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   if (Status s = CheckReason("a proposal", req.reason, true); !s.ok()) return Refuse(s);
   if (req.kind == FailoverKind::kDrill)
     return Refuse(Status::InvalidArgument("kind must be failover or switchover"));
+  // DESIGN.md rule 8: a switchover promotes only once the target holds the old owner's
+  // demotion token. Until that wait exists, a "switchover" would be a failover under a name
+  // that promises zero loss.
+  if (req.kind == FailoverKind::kSwitchover)
+    return Refuse(Status::InvalidArgument(
+        "kind switchover is not available yet: its demotion-token wait (zero loss) is not built; "
+        "propose a failover, whose guards bound the loss by max_staleness"));
   if (d_.config->FindRegion(req.to) == nullptr)
     return Refuse(Status::InvalidArgument("to: no region named '" + req.to + "'"));
   auto scope = CatalogScope::Parse(req.scope);

@@ -52,6 +52,16 @@ TEST_F(FailoverServiceTest, ApprovedFailoverRunsToCompletedWithQuietWindowEviden
   EXPECT_EQ((*report)["steps"].size(), 3u);
 }
 
+// Rule 8 until the demotion-token wait exists: no "switchover" that is a failover in disguise.
+TEST_F(FailoverServiceTest, SwitchoverIsRefusedUntilItsDemotionTokenWaitExists) {
+  Build();
+  ProposeRequest req{FailoverKind::kSwitchover, kEu, "owner:us-east-1", "planned", "", false};
+  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status.message().find("demotion-token"), std::string::npos) << out.status.message();
+  EXPECT_TRUE(store_->ListFailovers(10)->empty());
+}
+
 TEST_F(FailoverServiceTest, ApprovalOfAnotherPlanIsRefused) {
   Build();
   const std::string id = Propose();
