@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "orchestrator/cli.h"
+#include "orchestrator/cli_http.h"
 #include "orchestrator/text_table.h"
 
 namespace icewarden {
@@ -28,38 +29,8 @@ std::string Str(const json& j, const char* key) {
 // GETs `path` from the daemon. On failure prints what went wrong and how to fix it, and
 // returns the exit code: 3 for 401/403, 1 for everything else.
 Fetched Get(const ClientOptions& o, const std::string& path) {
-  Fetched f;
-  httplib::Client client(o.server);
-  if (!client.is_valid()) {
-    std::cerr << "icewarden: --server " << o.server
-              << " is not a valid URL (expected http://HOST:PORT)\n";
-    f.exit_code = kExitUsage;
-    return f;
-  }
-  client.set_connection_timeout(o.timeout_seconds, 0);
-  client.set_read_timeout(o.timeout_seconds, 0);
-  httplib::Headers headers;
-  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
-  auto res = client.Get(path, headers);
-  if (!res) {
-    std::cerr << "icewarden: cannot reach " << o.server << path << ": "
-              << httplib::to_string(res.error())
-              << " (is `icewarden serve` running? set --server or ICEWARDEN_SERVER)\n";
-    f.exit_code = kExitFailed;
-    return f;
-  }
-  json body = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (res->status >= 200 && res->status < 300 && !body.is_discarded()) {
-    f.body = std::move(body);
-    return f;
-  }
-  std::string message = res->body;
-  if (!body.is_discarded() && body.contains("error")) message = Str(body["error"], "message");
-  std::cerr << "icewarden: " << o.server << path << " answered " << res->status << ": " << message
-            << '\n';
-  if (res->status == 401) std::cerr << "  pass a token with --token or ICEWARDEN_TOKEN\n";
-  f.exit_code = (res->status == 401 || res->status == 403) ? kExitUnauthorized : kExitFailed;
-  return f;
+  ApiAnswer a = CallApi(o, "GET", path);
+  return Fetched{a.exit_code, a.exit_code == kExitOk ? std::move(a.body) : json()};
 }
 
 bool AsJson(const ClientOptions& o, const json& body) {

@@ -1,5 +1,6 @@
 #include "orchestrator/cli_failover.h"
 
+#include <httplib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +17,11 @@ namespace icewarden {
 namespace {
 
 using nlohmann::json;
+
+// "/api/v1/failovers/ID", the id percent-encoded: it is typed by a person.
+std::string FailoverPath(const std::string& id) {
+  return "/api/v1/failovers/" + httplib::detail::encode_query_param(id);
+}
 
 std::string S(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
@@ -125,7 +131,7 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
 
 int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const ApproveOptions& a,
                        bool yes) {
-  ApiAnswer shown = CallApi(o, "GET", "/api/v1/failovers/" + id);
+  ApiAnswer shown = CallApi(o, "GET", FailoverPath(id));
   if (shown.exit_code != kExitOk) return shown.exit_code;
   const json& f = shown.body;
   const json& now = f.value("plan_now", json::object());
@@ -141,7 +147,7 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
   if (!a.accept_data_loss.empty()) req["accept_data_loss"] = a.accept_data_loss;
   if (!a.cooldown_override.empty()) req["cooldown_override"] = a.cooldown_override;
   if (!a.force_candidate.empty()) req["force_candidate"] = a.force_candidate;
-  ApiAnswer done = CallApi(o, "POST", "/api/v1/failovers/" + id + "/approve", req.dump());
+  ApiAnswer done = CallApi(o, "POST", FailoverPath(id) + "/approve", req.dump());
   if (done.exit_code != kExitOk) {
     PrintRefusal(done);
     return done.exit_code;
@@ -152,7 +158,7 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
 
 int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::string& kind,
                       const std::string& text, bool yes) {
-  ApiAnswer shown = CallApi(o, "GET", "/api/v1/failovers/" + id);
+  ApiAnswer shown = CallApi(o, "GET", FailoverPath(id));
   if (shown.exit_code != kExitOk) return shown.exit_code;
   const json& f = shown.body;
   const std::string verb = kind == "fencing-confirmation" ? "Confirm that " + S(f, "from") +
@@ -163,7 +169,7 @@ int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::
             << S(f, "from") << " to " << S(f, "to") << ", now " << S(f, "phase") << ")\n";
   if (int rc = Confirm("Go ahead?", yes); rc != kExitOk) return rc;
   json req = {{kind == "ack" ? "comment" : "reason", text}};
-  ApiAnswer done = CallApi(o, "POST", "/api/v1/failovers/" + id + "/" + kind, req.dump());
+  ApiAnswer done = CallApi(o, "POST", FailoverPath(id) + "/" + kind, req.dump());
   if (done.exit_code != kExitOk) {
     PrintRefusal(done);
     return done.exit_code;
@@ -173,7 +179,7 @@ int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::
 }
 
 int CmdFailoverReport(const ClientOptions& o, const std::string& id) {
-  ApiAnswer r = CallApi(o, "GET", "/api/v1/failovers/" + id + "/report");
+  ApiAnswer r = CallApi(o, "GET", FailoverPath(id) + "/report");
   if (r.exit_code != kExitOk) return r.exit_code;
   if (o.output == "json") {
     std::cout << r.body.dump(2) << "\n";
@@ -189,7 +195,7 @@ int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_
   std::string phase;
   std::map<std::string, std::string> steps;  // step -> "state attempt"
   for (;;) {
-    ApiAnswer a = CallApi(o, "GET", "/api/v1/failovers/" + id);
+    ApiAnswer a = CallApi(o, "GET", FailoverPath(id));
     if (a.exit_code != kExitOk) return a.exit_code;
     const json& f = a.body;
     if (S(f, "phase") != phase) {
