@@ -146,7 +146,11 @@ class Api::Impl {
          &Impl::OwnershipList},
         {"GET", "/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
         {"POST", "/api/v1/failovers", Permission::kProposeFailover, {}, &Impl::Propose},
-        {"GET", "/api/v1/failovers/{id}", Permission::kReadFailovers, {}, &Impl::FailoverDetail},
+        {"GET",
+         "/api/v1/failovers/{id}",
+         Permission::kReadFailovers,
+         {"plan"},
+         &Impl::FailoverDetail},
         {"GET", "/api/v1/failovers/{id}/report", Permission::kReadFailovers, {}, &Impl::Report},
         {"POST",
          "/api/v1/failovers/{id}/approve",
@@ -414,7 +418,12 @@ class Api::Impl {
     json journal = json::array();
     for (const StepRecord& s : *steps) journal.push_back(StepJson(s));
     body["steps"] = std::move(journal);
-    if (failovers_ != nullptr && !IsTerminal((*failover)->phase))
+    // ?plan=true: the plan and the guards as they stand, for an approver. They read the
+    // whole scope, so a watcher polling the failover does not pay for them.
+    auto plan = call.query.Get("plan");
+    if (plan && *plan != "true" && *plan != "false")
+      return BadRequest("plan must be true or false, e.g. plan=true");
+    if (plan == "true" && failovers_ != nullptr && !IsTerminal((*failover)->phase))
       body["plan_now"] = PlanNow(**failover);
     return JsonResponse(200, body);
   }

@@ -131,7 +131,7 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
 
 int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const ApproveOptions& a,
                        bool yes) {
-  ApiAnswer shown = CallApi(o, "GET", FailoverPath(id));
+  ApiAnswer shown = CallApi(o, "GET", FailoverPath(id) + "?plan=true");
   if (shown.exit_code != kExitOk) return shown.exit_code;
   const json& f = shown.body;
   const json& now = f.value("plan_now", json::object());

@@ -54,7 +54,7 @@ Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
   json people = json::array();
   for (const AuditEvent& e : *events) {
     json detail = Parsed(e.detail_json, json::object());
-    const bool refused = e.action.size() > 8 && e.action.ends_with(".refused");
+    const bool refused = e.action.ends_with(".refused");
     json item = {{"at", FormatUnixMillis(e.at)}, {"at_unix_ms", e.at},
                  {"action", e.action},           {"actor", e.actor},
                  {"source", e.source},           {"reason", e.reason}};
@@ -117,8 +117,9 @@ Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
   json phases = json::object();
   for (const auto& [phase, t] : entered) phases[phase] = FormatUnixMillis(t);
 
+  json failover_json = FailoverJson(f);
   json report = {
-      {"failover", FailoverJson(f)},
+      {"failover", failover_json},
       {"phases", phases},
       {"durations", durations},
       {"rpo", Parsed(f.rpo_json, json::object())},
@@ -128,7 +129,7 @@ Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
                                    {"at", FormatUnixMillis(f.fencing->at)},
                                    {"evidence", Parsed(f.fencing->evidence_json, json::object())}}
                             : json(nullptr)},
-      {"approvals", FailoverJson(f)["approvals"]},
+      {"approvals", failover_json["approvals"]},
       {"guard_checks", Parsed(f.guard_checks_json, json::array())},
       {"steps", step_list},
       {"timeline", timeline},

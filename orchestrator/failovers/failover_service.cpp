@@ -311,9 +311,14 @@ CommandOutcome FailoverService::Approve(const Caller& caller, const std::string&
     if (Status s = CheckReason(what, text, false); !s.ok()) return Refuse(s);
   if (req.plan_hash.empty())
     return Refuse(Status::InvalidArgument(
-        "plan_hash is required: the hash of the plan you were shown (plan.plan_hash in GET "
-        "/api/v1/failovers/" +
-        id + ")"));
+        "plan_hash is required: the hash of the plan you were shown (plan_now.plan_hash in "
+        "GET /api/v1/failovers/" +
+        id + "?plan=true)"));
+  // A hash is echoed in refusals: accept only what a hash looks like.
+  if (req.plan_hash.size() > 80 || req.plan_hash.find_first_of("\n\r\"") != std::string::npos)
+    return Refuse(
+        Status::InvalidArgument("plan_hash must be a plan's hash as GET /api/v1/failovers/" + id +
+                                "?plan=true shows it (sha256:<64 hex digits>)"));
   if (!req.cooldown_override.empty() && caller.kind != ActorKind::kAdmin)
     return Refuse(Status::PermissionDenied("cooldown_override needs the admin role"));
 

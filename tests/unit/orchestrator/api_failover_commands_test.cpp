@@ -68,7 +68,11 @@ class ApiFailoverCommandsTest : public FailoverServiceTest {
 TEST_F(ApiFailoverCommandsTest, ProposeApproveAndReadTheReport) {
   runner_->Start();
   const std::string id = ProposeViaApi();
-  ApiResponse shown = Call("GET", "/api/v1/failovers/" + id, "", "alice");
+  ApiResponse plain = Call("GET", "/api/v1/failovers/" + id, "", "alice");
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_FALSE(json::parse(plain.body).contains("plan_now")) << "only asked for with ?plan=true";
+  EXPECT_EQ(Call("GET", "/api/v1/failovers/" + id + "?plan=yes", "", "alice").status, 400);
+  ApiResponse shown = Call("GET", "/api/v1/failovers/" + id + "?plan=true", "", "alice");
   ASSERT_EQ(shown.status, 200);
   const std::string hash = json::parse(shown.body)["plan_now"]["plan_hash"];
   EXPECT_EQ(hash, PlanHash(id));
@@ -114,6 +118,8 @@ TEST_F(ApiFailoverCommandsTest, BadInputIsAJsonErrorAndChangesNothing) {
       {"POST", approve, R"({"reason":"ok"})", "alice", 400, "plan_hash is required"},
       {"POST", approve, R"({"plan_hash":"x","why":"ok"})", "alice", 400, "unknown field 'why'"},
       {"POST", approve, R"({"plan_hash":"x"})", "olivia", 403, "approve_failover"},
+      {"POST", approve, json{{"plan_hash", std::string(200, 'a')}}.dump(), "alice", 400,
+       "sha256:<64 hex digits>"},
       {"POST", "/api/v1/failovers/fo-nope/approve", R"({"plan_hash":"x"})", "alice", 404,
        "fo-nope"},
       {"POST", approve, R"({"plan_hash":"x","cooldown_override":"because"})", "alice", 403,

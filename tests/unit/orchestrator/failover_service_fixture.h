@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "actions/action.h"
@@ -137,22 +138,31 @@ class FailoverServiceTest : public ::testing::Test {
   }
 
   // Every scope table trails in eu-central-1 by `lag` (or is in `state`), measured now.
-  void PublishLag(std::chrono::milliseconds lag, LagState state) {
+  // Both tables as `replica` of `owner` sees them, measured now; `edit` adjusts each row.
+  LagReport LagOf(std::chrono::milliseconds lag, LagState state, const std::string& owner = kUs,
+                  const std::string& replica = kEu,
+                  const std::function<void(TableLag&)>& edit = {}) {
     LagReport report;
     report.at = clock_->Now();
     for (const char* t : {"sales.items", "sales.orders"}) {
       TableLag row;
       row.table = *TableIdent::Parse(t);
-      row.owner = kUs;
-      row.replica = kEu;
+      row.owner = owner;
+      row.replica = replica;
       row.state = state;
       row.lag = lag;
       row.missing_commits = lag.count() > 0 ? 2 : 0;
       row.owner_snapshot_id = 7;
       row.reason = std::string(t) + ": test lag";
+      if (edit) edit(row);
       report.tables.push_back(row);
     }
-    live_.PublishLag(std::move(report));
+    return report;
+  }
+
+  // Every scope table trails in eu-central-1 by `lag` (or is in `state`), measured now.
+  void PublishLag(std::chrono::milliseconds lag, LagState state) {
+    live_.PublishLag(LagOf(lag, state));
   }
 
   Caller Person(const std::string& name, ActorKind kind) {

@@ -113,18 +113,12 @@ TEST_F(FailoverServiceTest, RpoGuardRefusesApprovalUnlessDataLossIsAccepted) {
 
 TEST_F(FailoverServiceTest, UnknownLagWithALastKnownBoundCountsTheBound) {
   Build();
-  LagReport report;
-  report.at = clock_->Now();
-  for (const char* t : {"sales.items", "sales.orders"}) {
-    TableLag row;
-    row.table = *TableIdent::Parse(t);
-    row.owner = kUs;
-    row.replica = kEu;
-    row.state = LagState::kUnknown;
-    row.last_known_at = clock_->Now() - 50'000;  // compared 50 s ago, 2 s behind then
-    row.last_known_lag = std::chrono::seconds(2);
-    report.tables.push_back(row);
-  }
+  // Compared 50 s ago, 2 s behind then; unknown since (the owner went away).
+  LagReport report =
+      LagOf(std::chrono::milliseconds(0), LagState::kUnknown, kUs, kEu, [&](TableLag& row) {
+        row.last_known_at = clock_->Now() - 50'000;
+        row.last_known_lag = std::chrono::seconds(2);
+      });
   live_.PublishLag(report);
   const std::string id = Propose();
   EXPECT_TRUE(Approve(id).status.ok()) << "52 s of bound is within max_staleness 1m";
@@ -178,17 +172,7 @@ TEST_F(FailoverServiceTest, CooldownBlocksTheWayBackUntilAcknowledged) {
   CommandOutcome proposed = service_->Propose(Person("olivia", ActorKind::kOperator), back);
   ASSERT_TRUE(proposed.status.ok()) << proposed.status.ToString();
   const std::string back_id = proposed.body["failover"]["id"];
-  LagReport report;
-  report.at = clock_->Now();
-  for (const char* t : {"sales.items", "sales.orders"}) {
-    TableLag row;
-    row.table = *TableIdent::Parse(t);
-    row.owner = kEu;
-    row.replica = kUs;
-    row.state = LagState::kCaughtUp;
-    report.tables.push_back(row);
-  }
-  live_.PublishLag(report);
+  live_.PublishLag(LagOf(std::chrono::milliseconds(0), LagState::kCaughtUp, kEu, kUs));
   CommandOutcome refused = Approve(back_id);
   EXPECT_TRUE(GuardFailed(refused, "cooldown")) << refused.body.dump();
   ASSERT_TRUE(service_->Ack(Person("olivia", ActorKind::kOperator), id, "reviewed").status.ok());
