@@ -1,6 +1,6 @@
 #include "orchestrator/catalog_watch.h"
 
-#include "orchestrator/catalog_options.h"
+#include "orchestrator/config/catalog_options.h"
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 
@@ -24,7 +24,7 @@
 #include "health/probe_kinds.h"
 #include "health/probe_scheduler.h"
 #include "health/uuid_v7.h"
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/region_silence.h"
@@ -33,7 +33,6 @@
 
 namespace icewarden {
 namespace {
-
 
 // "http://127.0.0.1:18181/api" -> host "127.0.0.1", port 18181 (80/443 by scheme).
 std::optional<HostPort> HostPortOf(const std::string& uri) {

@@ -1,3 +1,3 @@
-#include "orchestrator/cli.h"
+#include "orchestrator/cli/cli.h"
 
 int main(int argc, char** argv) { return icewarden::RunCli(argc, argv); }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
@@ -58,10 +58,9 @@ FailoverPolicy Orchestrator::Policy() const {
   return policy;
 }
 
-Result<FailoverDecision> Orchestrator::ApplyToFailover(const std::string& id,
-                                                       const FailoverInput& input,
-                                                       const std::string& source,
-                                                       const std::function<void(Failover&)>& amend) {
+Result<FailoverDecision> Orchestrator::ApplyToFailover(
+    const std::string& id, const FailoverInput& input, const std::string& source,
+    const std::function<void(Failover&)>& amend) {
   return ApplyAndRecordFailoverEvent(store_, id, input, Policy(), clock_->Now(), source, amend);
 }
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "health/replication_lag.h"
-#include "orchestrator/api_json.h"
+#include "orchestrator/api/json.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "runbooks/runbook.h"
 #include "state/status.h"
 #include "state/types.h"

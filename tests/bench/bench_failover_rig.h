@@ -28,7 +28,7 @@
 
 #include "actions/action.h"
 #include "health/lag_monitor.h"
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "orchestrator/failovers/failover_runner.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/failovers/route_table.h"

@@ -1,6 +1,6 @@
 // HttpServer over real loopback sockets: cpp-httplib as a well-behaved client, raw sockets
 // for the badly behaved ones.
-#include "orchestrator/http_server.h"
+#include "orchestrator/api/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
 

@@ -2,7 +2,7 @@
 // input on every route, each a JSON error with the right status that changes nothing.
 #include <gtest/gtest.h>
 
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 #include "state/json_text.h"
 #include "tests/unit/orchestrator/failover_service_fixture.h"
 

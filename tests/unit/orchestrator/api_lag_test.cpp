@@ -1,4 +1,4 @@
-#include "orchestrator/api_lag.h"
+#include "orchestrator/api/lag.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 #include "orchestrator/live_view.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"

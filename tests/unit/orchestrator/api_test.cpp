@@ -1,4 +1,4 @@
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <map>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "tests/fakes/test_paths.h"
 
 namespace icewarden {

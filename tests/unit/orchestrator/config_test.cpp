@@ -2,7 +2,7 @@
 // from the environment and from files, probes inherit, ownership rules resolve, and every
 // example in examples/ validates. Error reporting is in config_errors_test.cpp.
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

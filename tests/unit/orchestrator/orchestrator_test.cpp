@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "state/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/scripted_action.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "orchestrator/api.h"
-#include "orchestrator/api_lag.h"
+#include "orchestrator/api/api.h"
+#include "orchestrator/api/lag.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
 #include "tests/fakes/test_paths.h"

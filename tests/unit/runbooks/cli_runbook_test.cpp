@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "orchestrator/cli.h"
-#include "orchestrator/cli_runbook.h"
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/runbook.h"
 #include "tests/fakes/fake_action.h"
 #include "tests/fakes/test_paths.h"
 

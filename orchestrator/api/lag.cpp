@@ -1,4 +1,4 @@
-#include "orchestrator/api_lag.h"
+#include "orchestrator/api/lag.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -12,14 +12,14 @@
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
 //   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
 //   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:
-//                             the failover commands (api_failovers.h)
+//                             the failover commands (failovers.h)
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
 //   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
-//                             &limit=1..10000 (1000): the latest lag round (api_lag.h), one
+//                             &limit=1..10000 (1000): the latest lag round (lag.h), one
 //                             page, "next_after": {table, replica} | null; 503 until the
 //                             first round has finished                       read_regions
-// Field shapes are in api_json.h; permissions per role in auth.cpp.
+// Field shapes are in json.h; permissions per role in auth.cpp.
 //
 // Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query
 // parameter, saying which and how to fix it), 401 unauthorized (with WWW-Authenticate:
@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
@@ -88,7 +88,7 @@ class Api {
   // 503 and /metrics has no lag families. `live` must outlive the Api.
   void SetLiveView(const LiveView* live);
 
-  // Where the failover commands go (POST routes, api_failovers.h). Optional: without it they
+  // Where the failover commands go (POST routes, failovers.h). Optional: without it they
   // answer 503. `service` must outlive the Api.
   void SetFailoverService(FailoverService* service);
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 
 namespace icewarden {
 

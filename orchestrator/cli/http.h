@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "orchestrator/cli_client.h"
+#include "orchestrator/cli/client.h"
 
 namespace icewarden {
 

@@ -1,4 +1,4 @@
-#include "orchestrator/metrics_exposition.h"
+#include "orchestrator/api/metrics_exposition.h"
 
 #include <array>
 #include <vector>

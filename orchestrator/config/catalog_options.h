@@ -4,7 +4,7 @@
 #pragma once
 
 #include "health/catalog_client.h"
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 
 namespace icewarden {
 

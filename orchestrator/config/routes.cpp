@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "orchestrator/config_schema.h"
+#include "orchestrator/config/schema.h"
 
 namespace icewarden {
 namespace {

@@ -1,8 +1,8 @@
-#include "orchestrator/cli_runbook.h"
+#include "orchestrator/cli/runbook.h"
 
 #include <filesystem>
 
-#include "orchestrator/cli.h"
+#include "orchestrator/cli/cli.h"
 #include "runbooks/plan.h"
 #include "runbooks/runbook_parser.h"
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "orchestrator/cli.h"
-#include "orchestrator/cli_runbook.h"
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/runbook.h"
 
 namespace icewarden {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "orchestrator/cli_client.h"
+#include "orchestrator/cli/client.h"
 
 namespace icewarden {
 

@@ -1,4 +1,4 @@
-#include "orchestrator/text_table.h"
+#include "orchestrator/cli/text_table.h"
 
 #include <algorithm>
 

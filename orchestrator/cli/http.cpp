@@ -1,10 +1,10 @@
-#include "orchestrator/cli_http.h"
+#include "orchestrator/cli/http.h"
 
 #include <httplib.h>
 
 #include <iostream>
 
-#include "orchestrator/cli.h"
+#include "orchestrator/cli/cli.h"
 
 namespace icewarden {
 

@@ -18,7 +18,7 @@
 
 #include <string>
 
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 
 namespace icewarden {
 

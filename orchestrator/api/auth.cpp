@@ -1,4 +1,4 @@
-#include "orchestrator/auth.h"
+#include "orchestrator/api/auth.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>

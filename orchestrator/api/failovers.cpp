@@ -1,4 +1,4 @@
-#include "orchestrator/api_failovers.h"
+#include "orchestrator/api/failovers.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,13 +1,13 @@
-#include "orchestrator/cli.h"
+#include "orchestrator/cli/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 
-#include "orchestrator/cli_client.h"
-#include "orchestrator/cli_failover.h"
-#include "orchestrator/cli_runbook.h"
+#include "orchestrator/cli/client.h"
+#include "orchestrator/cli/failover.h"
+#include "orchestrator/cli/runbook.h"
 #include "orchestrator/serve.h"
 
 namespace icewarden {

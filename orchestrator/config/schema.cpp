@@ -1,7 +1,7 @@
 // The top of the config file and its small sections: api, state, ownership, policies; and
 // how secrets and paths named in the file are resolved.
 
-#include "orchestrator/config_schema.h"
+#include "orchestrator/config/schema.h"
 
 #include <algorithm>
 #include <cerrno>

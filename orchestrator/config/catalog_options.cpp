@@ -1,4 +1,4 @@
-#include "orchestrator/catalog_options.h"
+#include "orchestrator/config/catalog_options.h"
 
 namespace icewarden {
 

@@ -25,8 +25,8 @@
 #include <memory>
 #include <string>
 
-#include "orchestrator/api.h"
-#include "orchestrator/config.h"
+#include "orchestrator/api/api.h"
+#include "orchestrator/config/config.h"
 #include "state/status.h"
 
 namespace icewarden {

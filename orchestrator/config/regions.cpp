@@ -4,7 +4,7 @@
 #include <charconv>
 #include <map>
 
-#include "orchestrator/config_schema.h"
+#include "orchestrator/config/schema.h"
 #include "state/types.h"
 
 namespace icewarden {

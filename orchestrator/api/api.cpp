@@ -1,4 +1,4 @@
-#include "orchestrator/api.h"
+#include "orchestrator/api/api.h"
 
 #include <cstdint>
 #include <exception>
@@ -8,15 +8,15 @@
 #include <optional>
 #include <tuple>
 
-#include "orchestrator/api_failovers.h"
-#include "orchestrator/api_json.h"
-#include "orchestrator/api_lag.h"
-#include "orchestrator/api_query.h"
-#include "orchestrator/auth.h"
+#include "orchestrator/api/auth.h"
+#include "orchestrator/api/failovers.h"
+#include "orchestrator/api/json.h"
+#include "orchestrator/api/lag.h"
+#include "orchestrator/api/metrics_exposition.h"
+#include "orchestrator/api/query.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
-#include "orchestrator/metrics_exposition.h"
 
 #ifndef ICEWARDEN_VERSION
 #define ICEWARDEN_VERSION "0.1.0"
@@ -428,7 +428,7 @@ class Api::Impl {
     return JsonResponse(200, body);
   }
 
-  // ---- Failover commands (api_failovers.h) ----
+  // ---- Failover commands (failovers.h) ----
 
   ApiResponse Command(const Call& call, FailoverCommand command) {
     if (failovers_ == nullptr)

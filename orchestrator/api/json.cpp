@@ -1,4 +1,4 @@
-#include "orchestrator/api_json.h"
+#include "orchestrator/api/json.h"
 
 #include <nlohmann/json.hpp>
 

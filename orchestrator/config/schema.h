@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 #include "runbooks/yaml_reader.h"
 #include "state/status.h"
 
@@ -31,12 +31,12 @@ struct ConfigSources {
 // The whole document (config_schema.cpp).
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources);
 
-// Sections (config_regions.cpp). ReadProbe overrides only the fields the mapping sets, so
+// Sections (regions.cpp). ReadProbe overrides only the fields the mapping sets, so
 // a region's probe starts from the policies' defaults.
 std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSettings& defaults,
                                       const ConfigSources& sources);
 void ReadProbe(const YamlValue& value, ProbeSettings* probe);
-// The `failovers:` list of routes (config_routes.cpp).
+// The `failovers:` list of routes (routes.cpp).
 std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
                                                     const ConfigSources& sources);

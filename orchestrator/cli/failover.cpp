@@ -1,4 +1,4 @@
-#include "orchestrator/cli_failover.h"
+#include "orchestrator/cli/failover.h"
 
 #include <httplib.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <ostream>
 #include <thread>
 
-#include "orchestrator/cli.h"
-#include "orchestrator/cli_http.h"
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/http.h"
 #include "orchestrator/failovers/failover_report.h"
 
 namespace icewarden {

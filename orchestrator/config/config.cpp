@@ -1,8 +1,8 @@
-#include "orchestrator/config.h"
+#include "orchestrator/config/config.h"
 
 #include <cstdlib>
 
-#include "orchestrator/config_schema.h"
+#include "orchestrator/config/schema.h"
 #include "runbooks/yaml_reader.h"
 
 namespace icewarden {

@@ -1,4 +1,4 @@
-#include "orchestrator/cli_client.h"
+#include "orchestrator/cli/client.h"
 
 #include <httplib.h>
 
@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "orchestrator/cli.h"
-#include "orchestrator/cli_http.h"
-#include "orchestrator/text_table.h"
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/http.h"
+#include "orchestrator/cli/text_table.h"
 
 namespace icewarden {
 namespace {

@@ -1,4 +1,4 @@
-#include "orchestrator/api_query.h"
+#include "orchestrator/api/query.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "orchestrator/http_server.h"
+#include "orchestrator/api/http_server.h"
 
 // <utility> before Asio: Boost 1.74's awaitable.hpp misses it under GCC 12 with C++20.
 #include <utility>
