@@ -93,50 +93,6 @@ auto Guard(std::string_view body, std::string_view what, F&& parse)
   }
 }
 
-SnapshotInfo ParseSnapshot(const json& s) {
-  SnapshotInfo out;
-  out.snapshot_id = Int(Required(s, "snapshot-id"), "snapshot-id");
-  out.parent_snapshot_id = OptionalInt(s, "parent-snapshot-id");
-  out.sequence_number = OptionalInt(s, "sequence-number");
-  out.timestamp_ms = Int(Required(s, "timestamp-ms"), "timestamp-ms");
-  if (auto it = s.find("summary"); it != s.end() && it->is_object()) {
-    if (auto op = it->find("operation"); op != it->end()) out.operation = Str(*op, "operation");
-  }
-  return out;
-}
-
-TableSnapshotView ParseMetadata(const json& m) {
-  TableSnapshotView t;
-  t.table_uuid = Str(Required(m, "table-uuid"), "table-uuid");
-  t.format_version = static_cast<int>(Int(Required(m, "format-version"), "format-version"));
-  t.current_snapshot_id = OptionalInt(m, "current-snapshot-id");
-  if (t.current_snapshot_id == -1) t.current_snapshot_id.reset();  // v1 writers use -1
-  t.last_sequence_number = OptionalInt(m, "last-sequence-number").value_or(0);
-  t.last_updated_ms = OptionalInt(m, "last-updated-ms").value_or(0);
-  t.properties = StringMap(m, "properties");
-  if (auto it = m.find("snapshots"); it != m.end() && it->is_array()) {
-    for (const auto& s : *it) t.snapshots.push_back(ParseSnapshot(s));
-  }
-  if (auto it = m.find("refs"); it != m.end() && it->is_object()) {
-    for (const auto& [name, ref] : it->items()) {
-      t.refs[name] = Int(Required(ref, "snapshot-id"), "snapshot-id");
-    }
-  }
-  if (auto it = m.find("snapshot-log"); it != m.end() && it->is_array()) {
-    for (const auto& e : *it) {
-      t.snapshot_log.push_back({Int(Required(e, "snapshot-id"), "snapshot-id"),
-                                Int(Required(e, "timestamp-ms"), "timestamp-ms")});
-    }
-  }
-  if (auto it = m.find("metadata-log"); it != m.end() && it->is_array()) {
-    for (const auto& e : *it) {
-      t.metadata_log.push_back({Str(Required(e, "metadata-file"), "metadata-file"),
-                                Int(Required(e, "timestamp-ms"), "timestamp-ms")});
-    }
-  }
-  return t;
-}
-
 }  // namespace
 
 bool CatalogConfig::Advertises(std::string_view endpoint) const {
@@ -198,16 +154,6 @@ Result<TablePage> ParseListTablesResponse(std::string_view body) {
     }
     page.next_page_token = PageToken(j);
     return page;
-  });
-}
-
-Result<TableSnapshotView> ParseTableResult(std::string_view body, std::string_view what) {
-  return Guard(body, what, [](const json& j) {
-    TableSnapshotView t = ParseMetadata(Required(j, "metadata"));
-    if (auto it = j.find("metadata-location"); it != j.end() && !it->is_null()) {
-      t.metadata_location = Str(*it, "metadata-location");
-    }
-    return t;
   });
 }
 

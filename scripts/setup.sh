@@ -10,6 +10,7 @@ packages=(
   # libraries
   libboost-dev libboost-system-dev libssl-dev libsqlite3-dev sqlite3 libyaml-cpp-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libldns-dev
+  libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # real servers and checkers the tests start: promtool checks the /metrics format
   prometheus
