@@ -2,9 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/json_text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 
 namespace icewarden {
@@ -157,40 +160,114 @@ Result<TablePage> ParseListTablesResponse(std::string_view body) {
   });
 }
 
+namespace {
+
+// A JSON string literal appended to `out`. Written by hand (not through a json value): a
+// commit request is built for every table ownership.transfer moves, and nlohmann's tree for
+// these few fields cost more than the rest of the request. Non-ASCII text goes through
+// DumpJson, which replaces invalid UTF-8 instead of throwing.
+void AppendString(std::string& out, std::string_view s) {
+  for (unsigned char c : s) {
+    if (c >= 0x80) {
+      out += DumpJson(json(std::string(s)));
+      return;
+    }
+  }
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+template <class Range, class Each>
+void AppendList(std::string& out, char open, const Range& items, Each&& each) {
+  out += open;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ',';
+    first = false;
+    each(item);
+  }
+  out += open == '[' ? ']' : '}';
+}
+
+}  // namespace
+
+// Keys in the order nlohmann wrote them (sorted), so the bytes did not change.
 std::string CommitTableRequestJson(const TableCommit& commit) {
-  json requirements = json::array();
-  for (const auto& r : commit.requirements) {
-    requirements.push_back(std::visit(
-        Overloaded{
-            [](const AssertTableUuid& a) -> json {
-              return {{"type", "assert-table-uuid"}, {"uuid", a.uuid}};
-            },
-            [](const AssertRefSnapshotId& a) -> json {
-              json id = a.snapshot_id ? json(*a.snapshot_id) : json(nullptr);
-              return {{"type", "assert-ref-snapshot-id"}, {"ref", a.ref}, {"snapshot-id", id}};
-            },
-        },
-        r));
-  }
-  json updates = json::array();
-  for (const auto& u : commit.updates) {
-    updates.push_back(
-        std::visit(Overloaded{
-                       [](const SetPropertiesUpdate& s) -> json {
-                         return {{"action", "set-properties"}, {"updates", s.updates}};
-                       },
-                       [](const RemovePropertiesUpdate& r) -> json {
-                         return {{"action", "remove-properties"}, {"removals", r.removals}};
-                       },
+  std::string out;
+  out.reserve(256);
+  out += "{\"identifier\":{\"name\":";
+  AppendString(out, commit.table.name);
+  out += ",\"namespace\":";
+  AppendList(out, '[', commit.table.namespace_levels,
+             [&](const std::string& level) { AppendString(out, level); });
+  out += "},\"requirements\":";
+  AppendList(out, '[', commit.requirements, [&](const TableRequirement& r) {
+    std::visit(Overloaded{
+                   [&](const AssertTableUuid& a) {
+                     out += "{\"type\":\"assert-table-uuid\",\"uuid\":";
+                     AppendString(out, a.uuid);
+                     out += '}';
                    },
-                   u));
-  }
-  json body = {
-      {"identifier", {{"namespace", commit.table.namespace_levels}, {"name", commit.table.name}}},
-      {"requirements", std::move(requirements)},
-      {"updates", std::move(updates)},
-  };
-  return body.dump();
+                   [&](const AssertRefSnapshotId& a) {
+                     out += "{\"ref\":";
+                     AppendString(out, a.ref);
+                     out += ",\"snapshot-id\":";
+                     out += a.snapshot_id ? std::to_string(*a.snapshot_id) : "null";
+                     out += ",\"type\":\"assert-ref-snapshot-id\"}";
+                   },
+               },
+               r);
+  });
+  out += ",\"updates\":";
+  AppendList(out, '[', commit.updates, [&](const TableUpdate& u) {
+    std::visit(Overloaded{
+                   [&](const SetPropertiesUpdate& s) {
+                     out += "{\"action\":\"set-properties\",\"updates\":";
+                     AppendList(out, '{', s.updates, [&](const auto& kv) {
+                       AppendString(out, kv.first);
+                       out += ':';
+                       AppendString(out, kv.second);
+                     });
+                     out += '}';
+                   },
+                   [&](const RemovePropertiesUpdate& r) {
+                     out += "{\"action\":\"remove-properties\",\"removals\":";
+                     AppendList(out, '[', r.removals,
+                                [&](const std::string& key) { AppendString(out, key); });
+                     out += '}';
+                   },
+               },
+               u);
+  });
+  out += '}';
+  return out;
 }
 
 std::optional<IcebergError> ParseIcebergError(std::string_view body) {

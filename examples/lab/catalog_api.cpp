@@ -100,6 +100,20 @@ json LoadTableResult(const std::string& location, const json& metadata) {
   return {{"metadata-location", location}, {"metadata", metadata}, {"config", json::object()}};
 }
 
+// {"config":{},"metadata":TEXT,"metadata-location":LOCATION}: LoadTableResult around metadata
+// already serialized (as nlohmann orders the keys), without a second tree and dump.
+std::string LoadTableResultText(const std::string& location, const std::string& metadata_text) {
+  return "{\"config\":{},\"metadata\":" + metadata_text +
+         ",\"metadata-location\":" + json(location).dump() + "}";
+}
+
+// The CommitTableResponse: {"metadata":TEXT,"metadata-location":LOCATION}.
+std::string CommitResponseText(const std::string& location, const std::string& metadata_text) {
+  return "{\"metadata\":" + metadata_text + ",\"metadata-location\":" + json(location).dump() + "}";
+}
+
+constexpr std::size_t kCachedMetadataFiles = 4096;
+
 }  // namespace
 
 void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
@@ -112,7 +126,22 @@ CatalogApi::CatalogApi(std::string warehouse, std::string base_location, Catalog
     : warehouse_(std::move(warehouse)),
       base_location_(std::move(base_location)),
       store_(store),
-      now_ms_(std::move(now_ms)) {}
+      now_ms_(std::move(now_ms)),
+      cache_(kCachedMetadataFiles) {}
+
+std::optional<CachedMetadata> CatalogApi::Metadata(const TableIdent& table,
+                                                   const std::string& location) {
+  if (auto hit = cache_.Find(location)) return hit;
+  auto loaded = store_->LoadTable(table);
+  if (!loaded) return std::nullopt;
+  // The pointer may have moved since `location` was read: this is the newer file, as a load
+  // a moment later would have returned.
+  CachedMetadata entry{std::move(loaded->location),
+                       std::make_shared<const json>(std::move(loaded->metadata)),
+                       std::make_shared<const std::string>(std::move(loaded->text)), nullptr};
+  cache_.Put(entry);
+  return entry;
+}
 
 std::vector<std::string> CatalogApi::Endpoints() {
   return {"GET /v1/{prefix}/namespaces",
@@ -287,8 +316,8 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
     SetErrorResponse(res, 400, "BadRequestException", "snapshots must be all or refs");
     return;
   }
-  auto loaded = store_->LoadTable(table);
-  if (!loaded) {
+  auto location = store_->CurrentLocation(table);
+  if (!location) {
     SetErrorResponse(res, 404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
     return;
   }
@@ -297,7 +326,7 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
     return;
   }
   bool refs_only = mode == "refs";
-  std::string etag = MetadataEtag(loaded->location, refs_only);
+  std::string etag = MetadataEtag(*location, refs_only);
   std::string if_none_match = req.get_header_value("If-None-Match");
   if (!if_none_match.empty() &&
       (if_none_match == "*" || if_none_match.find(etag) != std::string::npos)) {
@@ -305,8 +334,19 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
     res.set_header("ETag", etag);
     return;
   }
-  Send(JsonResponse(LoadTableResult(loaded->location, MetadataForLoad(loaded->metadata, refs_only)),
-                    etag),
+  auto loaded = Metadata(table, *location);
+  if (!loaded) {  // dropped in between
+    SetErrorResponse(res, 404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    return;
+  }
+  if (loaded->location != *location) etag = MetadataEtag(loaded->location, refs_only);
+  if (refs_only && !loaded->refs_text) {
+    loaded->refs_text =
+        std::make_shared<const std::string>(MetadataForLoad(*loaded->metadata, true).dump());
+    cache_.Put(*loaded);
+  }
+  Send({200, LoadTableResultText(loaded->location, refs_only ? *loaded->refs_text : *loaded->text),
+        etag},
        res);
 }
 
@@ -323,7 +363,8 @@ StoredResponse CatalogApi::Commit(const TableIdent& table, const json& request,
 }
 
 StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& request) {
-  auto loaded = store_->LoadTable(table);
+  auto current = store_->CurrentLocation(table);
+  auto loaded = current ? Metadata(table, *current) : std::nullopt;
   if (!loaded) {
     bool staged = false;
     if (request.contains("requirements") && request["requirements"].is_array()) {
@@ -340,20 +381,21 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
   int64_t now = now_ms_();
-  auto applied = ApplyCommit(loaded->metadata, loaded->location, request, now);
+  auto applied = ApplyCommit(*loaded->metadata, loaded->location, request, now);
   switch (applied.verdict) {
     case CommitVerdict::kBadRequest:
       return ErrorResponse(400, "BadRequestException", applied.message);
     case CommitVerdict::kConflict:
       return ErrorResponse(409, "CommitFailedException", applied.message);
     case CommitVerdict::kUnchanged:
-      return JsonResponse({{"metadata-location", loaded->location}, {"metadata", loaded->metadata}},
-                          MetadataEtag(loaded->location, false));
+      return {200, CommitResponseText(loaded->location, *loaded->text),
+              MetadataEtag(loaded->location, false)};
     case CommitVerdict::kApplied:
       break;
   }
   std::string location = NextMetadataLocation(applied.metadata, loaded->location);
-  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, now);
+  auto text = std::make_shared<const std::string>(applied.metadata.dump());
+  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, *text, now);
   if (swapped == StoreOutcome::kNotFound) {
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
@@ -361,8 +403,10 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
     return ErrorResponse(409, "CommitFailedException",
                          "Table " + table.Dotted() + " was changed concurrently");
   }
-  return JsonResponse({{"metadata-location", location}, {"metadata", applied.metadata}},
-                      MetadataEtag(location, false));
+  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
+  cache_.Put({location, std::make_shared<const json>(std::move(applied.metadata)), std::move(text),
+              nullptr});
+  return response;
 }
 
 StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "examples/lab/catalog_store.h"
+#include "examples/lab/metadata_cache.h"
 #include "examples/lab/table_ident.h"
 
 namespace icewarden::lab {
@@ -69,10 +70,15 @@ class CatalogApi {
   StoredResponse Idempotent(const std::string& key, const std::string& resource,
                             const std::function<StoredResponse()>& apply);
 
+  // The table's metadata at `location` (or at a newer one, when it moved meanwhile), from the
+  // cache or the store; nullopt when the table does not exist.
+  std::optional<CachedMetadata> Metadata(const TableIdent& table, const std::string& location);
+
   std::string warehouse_;
   std::string base_location_;
   CatalogStore* store_;
   NowMs now_ms_;
+  MetadataCache cache_;
   std::array<std::mutex, 64> mutation_stripes_;
 };
 

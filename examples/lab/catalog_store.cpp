@@ -269,11 +269,24 @@ std::optional<LoadedTable> CatalogStore::LoadTable(const TableIdent& table) {
     text = query.Text(1);
   }
   // Parsed outside the mutex: every other request of the region waits on it.
-  return LoadedTable{std::move(location), json::parse(text)};
+  json metadata = json::parse(text);
+  return LoadedTable{std::move(location), std::move(metadata), std::move(text)};
+}
+
+std::optional<std::string> CatalogStore::CurrentLocation(const TableIdent& table) {
+  std::lock_guard lock(mutex_);
+  Statement query(*statements_,
+                  "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
+  if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
+  return query.Text(0);
 }
 
 CatalogStore::MetadataRow CatalogStore::RowOf(const json& metadata) {
-  return {metadata.dump(), OwnerClaim(metadata), EpochClaim(metadata),
+  return RowOf(metadata, metadata.dump());
+}
+
+CatalogStore::MetadataRow CatalogStore::RowOf(const json& metadata, std::string text) {
+  return {std::move(text), OwnerClaim(metadata), EpochClaim(metadata),
           metadata.value("current-snapshot-id", int64_t{-1})};
 }
 
@@ -333,8 +346,8 @@ StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::strin
 
 StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string& expected_location,
                                      const std::string& location, const json& metadata,
-                                     int64_t now_ms) {
-  const MetadataRow row = RowOf(metadata);  // serialized before taking the mutex
+                                     std::string metadata_text, int64_t now_ms) {
+  const MetadataRow row = RowOf(metadata, std::move(metadata_text));  // before the mutex
   std::lock_guard lock(mutex_);
   Transaction transaction(db_);
   Statement current(*statements_,

@@ -30,6 +30,7 @@ enum class StoreOutcome { kOk, kAlreadyExists, kNotFound, kConflict };
 struct LoadedTable {
   std::string location;
   json metadata;
+  std::string text;  // `metadata` as stored (its JSON text)
 };
 
 // What the replicator and GET /lab/state need of a table without parsing its metadata.
@@ -81,13 +82,17 @@ class CatalogStore {
   std::vector<std::string> TableNames(const std::vector<std::string>& ns);
 
   std::optional<LoadedTable> LoadTable(const TableIdent& table);
+  // The table's metadata-location alone (no metadata read), nullopt when it does not exist.
+  std::optional<std::string> CurrentLocation(const TableIdent& table);
   // kAlreadyExists, or kNotFound when the namespace is missing.
   StoreOutcome CreateTable(const TableIdent& table, const std::string& location,
                            const json& metadata, int64_t now_ms);
   // Moves the table's pointer from `expected_location` to `location`: kConflict when someone
-  // else moved it first, kNotFound when the table is gone.
+  // else moved it first, kNotFound when the table is gone. `metadata_text` is `metadata`
+  // serialized (the caller has it: it answers the commit with it).
   StoreOutcome SwapTable(const TableIdent& table, const std::string& expected_location,
-                         const std::string& location, const json& metadata, int64_t now_ms);
+                         const std::string& location, const json& metadata,
+                         std::string metadata_text, int64_t now_ms);
   std::vector<TableHead> Heads();
 
   // As the owner: which of this table's metadata files a replica whose pointer is at
@@ -116,6 +121,7 @@ class CatalogStore {
     int64_t main_snapshot_id = -1;
   };
   static MetadataRow RowOf(const json& metadata);
+  static MetadataRow RowOf(const json& metadata, std::string text);
   // `metadata_text` null: the file's JSON is not kept.
   void InsertFileLocked(const TableIdent& table, const std::string& location, int64_t committed_ms,
                         const std::string* metadata_text);

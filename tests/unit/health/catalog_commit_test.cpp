@@ -71,6 +71,24 @@ TEST_F(CatalogClientTest, AssertRefWithoutSnapshotIsSentAsNull) {
   EXPECT_TRUE(body["requirements"][0]["snapshot-id"].is_null());
 }
 
+// Names and values reach the catalog exactly, whatever they hold: quotes, backslashes,
+// control characters, non-ASCII text; invalid UTF-8 is replaced, never a thrown exception.
+TEST_F(CatalogClientTest, CommitRequestEscapesWhatNamesAndValuesHold) {
+  TableCommit commit;
+  commit.table = {{"sa\"les", "e\\u"}, "ord\ners\x01"};
+  commit.requirements = {AssertTableUuid{"u\tu"}};
+  commit.updates = {SetPropertiesUpdate{{{"k\"ey", "Zürich 東京"}, {"bad", "a\xff\xfe" "b"}}},
+                    RemovePropertiesUpdate{{"x/y", ""}}};
+  const std::string text = CommitTableRequestJson(commit);
+  auto body = nlohmann::json::parse(text);  // throws, failing the test, if it is not JSON
+  EXPECT_EQ(body["identifier"]["namespace"], nlohmann::json({"sa\"les", "e\\u"}));
+  EXPECT_EQ(body["identifier"]["name"], "ord\ners\x01");
+  EXPECT_EQ(body["requirements"][0]["uuid"], "u\tu");
+  EXPECT_EQ(body["updates"][0]["updates"]["k\"ey"], "Zürich 東京");
+  EXPECT_EQ(body["updates"][0]["updates"]["bad"], "a\uFFFD\uFFFDb");
+  EXPECT_EQ(body["updates"][1]["removals"], nlohmann::json({"x/y", ""}));
+}
+
 TEST_F(CatalogClientTest, NoIdempotencyKeyWhenTheCatalogDoesNotAdvertiseIt) {
   auto client = Client();
   LoadConfig(*client);
