@@ -400,6 +400,7 @@ json MetadataForLoad(const json& metadata, bool refs_only) {
   for (const auto& [name, ref] : metadata["refs"].items()) {
     referenced.insert(ref["snapshot-id"].get<int64_t>());
   }
+  if (metadata["snapshots"].empty()) return metadata;
   json copy = metadata;
   json kept = json::array();
   for (const auto& snapshot : metadata["snapshots"]) {
