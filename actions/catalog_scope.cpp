@@ -119,7 +119,8 @@ Result<std::vector<Ownership>> ListScopeOwnership(StateStore& store, const Catal
     auto rows = cursor.Next(1000);
     if (!rows.ok()) return rows.status();
     if (rows->empty()) break;
-    all.insert(all.end(), rows->begin(), rows->end());
+    all.insert(all.end(), std::make_move_iterator(rows->begin()),
+               std::make_move_iterator(rows->end()));
     if (max_rows != 0 && all.size() > max_rows)
       return Status::FailedPrecondition("scope " + scope.text + " has more than " +
                                         std::to_string(max_rows) + " tables owned by " + owner);

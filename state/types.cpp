@@ -91,6 +91,13 @@ bool IsTerminal(FailoverPhase p) {
          p == FailoverPhase::kRolledBack;
 }
 
+std::size_t TableIdentHash::operator()(const TableIdent& t) const {
+  std::size_t h = std::hash<std::string>{}(t.name);
+  for (const std::string& level : t.namespace_levels)
+    h = h * 1099511628211ULL ^ std::hash<std::string>{}(level);
+  return h;
+}
+
 std::string TableIdent::ToString() const {
   std::string out;
   for (const auto& level : namespace_levels) {

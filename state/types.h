@@ -54,6 +54,12 @@ struct TableIdent {
   friend auto operator<=>(const TableIdent&, const TableIdent&) = default;
 };
 
+// For unordered containers of tables: over 10,000s of tables a hash lookup is far cheaper
+// than the ordered comparison of namespace vectors a std::set or std::map makes.
+struct TableIdentHash {
+  std::size_t operator()(const TableIdent& t) const;
+};
+
 // The epoch is the fencing token: bumped by every ownership change, never decreasing.
 using Epoch = std::int64_t;
 

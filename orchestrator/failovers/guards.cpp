@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
 #include "actions/catalog_scope.h"
 #include "actions/param_reader.h"
@@ -38,15 +39,33 @@ milliseconds TightenedDuration(const GuardSnapshot& s, const std::string& kind,
   return d ? std::min(*d, policy) : policy;
 }
 
-// Each scope table's row for the target replica, from the latest lag round.
-std::map<TableIdent, const TableLag*> RowsFor(const GuardSnapshot& s, const std::string& replica) {
-  std::map<TableIdent, const TableLag*> rows;
-  if (!s.lag) return rows;
-  std::set<TableIdent> wanted(s.scope_tables.begin(), s.scope_tables.end());
-  for (const TableLag& row : s.lag->tables)
-    if (row.replica == replica && wanted.count(row.table)) rows[row.table] = &row;
-  return rows;
-}
+// Each replica's row of the latest lag round for every scope table, aligned with
+// s.scope_tables (null: the round has no row for it). Built once per evaluation with one
+// hash lookup per lag row: the guards read it for several regions, over scopes of 10,000s.
+class LagOfScope {
+ public:
+  explicit LagOfScope(const GuardSnapshot& s) : none_(s.scope_tables.size(), nullptr) {
+    if (!s.lag) return;
+    std::unordered_map<TableIdent, std::size_t, TableIdentHash> index;
+    index.reserve(s.scope_tables.size());
+    for (std::size_t i = 0; i < s.scope_tables.size(); ++i) index.emplace(s.scope_tables[i], i);
+    for (const TableLag& row : s.lag->tables) {
+      auto it = index.find(row.table);
+      if (it == index.end()) continue;
+      auto [rows, added] = by_replica_.try_emplace(row.replica);
+      if (added) rows->second = none_;
+      rows->second[it->second] = &row;
+    }
+  }
+  const std::vector<const TableLag*>& For(const std::string& replica) const {
+    auto it = by_replica_.find(replica);
+    return it == by_replica_.end() ? none_ : it->second;
+  }
+
+ private:
+  std::vector<const TableLag*> none_;
+  std::map<std::string, std::vector<const TableLag*>> by_replica_;
+};
 
 // The most `row`'s replica can trail as of s.now: the bound at the round, plus the time
 // since the round (commits made since then are not seen yet).
@@ -72,7 +91,7 @@ GuardResult TargetHealthy(const GuardSnapshot& s) {
   return {"target_healthy", true, false, to + " is healthy"};
 }
 
-GuardResult Rpo(const GuardSnapshot& s) {
+GuardResult Rpo(const GuardSnapshot& s, const LagOfScope& lag) {
   GuardResult g{"rpo", false, false, ""};
   const milliseconds max = TightenedDuration(s, "max_lag", "max_staleness", s.max_staleness);
   if (s.scope_tables.empty()) {
@@ -83,14 +102,14 @@ GuardResult Rpo(const GuardSnapshot& s) {
   if (!s.lag) {
     g.reason = "no replication-lag round has finished yet, so no table's lag is known";
   } else {
-    auto rows = RowsFor(s, s.failover.to);
+    const auto& rows = lag.For(s.failover.to);
     milliseconds worst{0};
     std::string worst_table;
     std::vector<std::string> unbounded, over;
-    for (const TableIdent& t : s.scope_tables) {
-      auto it = rows.find(t);
+    for (std::size_t i = 0; i < s.scope_tables.size(); ++i) {
+      const TableIdent& t = s.scope_tables[i];
       std::optional<milliseconds> bound;
-      if (it != rows.end()) bound = BoundNow(s, *it->second);
+      if (rows[i] != nullptr) bound = BoundNow(s, *rows[i]);
       if (!bound) {
         unbounded.push_back(t.ToString());
         continue;
@@ -177,9 +196,10 @@ GuardResult Cooldown(const GuardSnapshot& s) {
                           : last->id + " ended more than " + Ms(wait) + " ago"};
 }
 
-GuardResult Divergence(const GuardSnapshot& s) {
+GuardResult Divergence(const GuardSnapshot& s, const LagOfScope& lag) {
   std::vector<std::string> bad;
-  for (const auto& [table, row] : RowsFor(s, s.failover.to)) {
+  for (const TableLag* row : lag.For(s.failover.to)) {
+    if (row == nullptr) continue;
     if (row->state == LagState::kDiverged || row->state == LagState::kNotSameTable)
       bad.push_back(row->reason);
   }
@@ -191,14 +211,12 @@ GuardResult Divergence(const GuardSnapshot& s) {
   return {"divergence", false, false, why + "; reconcile them by hand before promoting"};
 }
 
-GuardResult BestCandidate(const GuardSnapshot& s) {
+GuardResult BestCandidate(const GuardSnapshot& s, const LagOfScope& lag) {
   auto missing = [&](const std::string& region) -> std::optional<long long> {
-    auto rows = RowsFor(s, region);
     long long total = 0;
-    for (const TableIdent& t : s.scope_tables) {
-      auto it = rows.find(t);
-      if (it == rows.end()) return std::nullopt;
-      const TableLag& r = *it->second;
+    for (const TableLag* row : lag.For(region)) {
+      if (row == nullptr) return std::nullopt;
+      const TableLag& r = *row;
       if (r.state != LagState::kBehind && r.state != LagState::kCaughtUp) return std::nullopt;
       total += r.missing_commits;
     }
@@ -245,8 +263,9 @@ bool ScopesOverlap(const Failover& a, const std::vector<TableIdent>& a_tables, c
 }
 
 std::vector<GuardResult> EvaluateGuards(const GuardSnapshot& s) {
-  return {Leadership(), TargetHealthy(s), Rpo(s),          NoOverlap(s),
-          Cooldown(s),  Divergence(s),    BestCandidate(s)};
+  const LagOfScope lag(s);
+  return {Leadership(), TargetHealthy(s),   Rpo(s, lag),          NoOverlap(s),
+          Cooldown(s),  Divergence(s, lag), BestCandidate(s, lag)};
 }
 
 bool GuardsPass(const std::vector<GuardResult>& results) {
