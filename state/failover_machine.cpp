@@ -17,7 +17,8 @@ constexpr Actors kPeople =
     Bit(ActorKind::kOperator) | Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin);
 constexpr Actors kApprovers = Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin);
 constexpr Actors kExecutor = Bit(ActorKind::kExecutor);
-constexpr Actors kFencingConfirmers = kPeople | kExecutor;
+// Approvers confirm fencing (an operator may not: issue 8's roles), the executor records evidence.
+constexpr Actors kFencingConfirmers = kApprovers | kExecutor;
 
 enum class Guard {
   kAlways,

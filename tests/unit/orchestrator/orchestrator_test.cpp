@@ -140,7 +140,7 @@ TEST_F(OrchestratorTest, TheWholeHappyPathIsDurableAndFencingIsRequired) {
   // Rule 1: no promotion while fencing is unconfirmed.
   EXPECT_FALSE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
   EXPECT_TRUE(
-      step({FailoverEvent::kConfirmFencing, ActorKind::kOperator, "otto", "region powered off"})
+      step({FailoverEvent::kConfirmFencing, ActorKind::kApprover, "otto", "region powered off"})
           .accepted);
   EXPECT_TRUE(step({FailoverEvent::kBeginPromotion, ActorKind::kExecutor, "executor"}).accepted);
   EXPECT_TRUE(step({FailoverEvent::kPromoted, ActorKind::kExecutor, "executor"}).accepted);

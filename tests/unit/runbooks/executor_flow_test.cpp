@@ -81,10 +81,10 @@ TEST_F(ExecutorTest, FenceFailureStopsInFencingAndNeverPromotes) {
   EXPECT_EQ(report.phase, FailoverPhase::kFencing);
   EXPECT_THAT(log->Runs(), ElementsAre("f1", "f2"));
 
-  // An operator's confirmation lets it go on, without running the fence steps again.
+  // An approver's confirmation lets it go on, without running the fence steps again.
   FailoverInput confirm;
   confirm.event = FailoverEvent::kConfirmFencing;
-  confirm.actor_kind = ActorKind::kOperator;
+  confirm.actor_kind = ActorKind::kApprover;
   confirm.actor = "carol";
   confirm.reason = "us-east-1 catalog powered off";
   confirm.fencing_kind = FencingKind::kOperator;

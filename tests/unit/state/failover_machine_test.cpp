@@ -55,7 +55,8 @@ std::map<std::tuple<P, E, A>, P> LegalMoves() {
   for (A a : {A::kOperator, A::kApprover, A::kAdmin})
     for (P p : {P::kProposed, P::kApproved, P::kFencing, P::kFenced})
       m[{p, E::kAbort, a}] = P::kAborted;
-  for (A a : {A::kOperator, A::kApprover, A::kAdmin, A::kExecutor})
+  // Approvers confirm fencing; an operator (who may propose and abort) may not.
+  for (A a : {A::kApprover, A::kAdmin, A::kExecutor})
     m[{P::kFencing, E::kConfirmFencing, a}] = P::kFenced;
   m[{P::kApproved, E::kBeginFencing, A::kExecutor}] = P::kFencing;
   m[{P::kFenced, E::kBeginPromotion, A::kExecutor}] = P::kPromoting;
@@ -154,12 +155,18 @@ TEST(FailoverMachine, TwoPersonApprovalNeedsTwoDistinctPeopleOtherThanThePropose
 }
 
 TEST(FailoverMachine, OperatorFencingConfirmationNeedsAReasonAndAnAcceptedKind) {
-  FailoverInput no_reason{E::kConfirmFencing, A::kOperator, "bob", "", FencingKind::kOperator, 5};
+  FailoverInput by_operator{E::kConfirmFencing,        A::kOperator,           "otto",
+                            "old catalog powered off", FencingKind::kOperator, 5};
+  auto refused = ApplyFailoverEvent(Ready(P::kFencing), by_operator, {});
+  EXPECT_FALSE(refused.accepted) << "confirming fencing is an approver's decision";
+  EXPECT_NE(refused.reason.find("may not confirm_fencing"), std::string::npos) << refused.reason;
+
+  FailoverInput no_reason{E::kConfirmFencing, A::kApprover, "bob", "", FencingKind::kOperator, 5};
   auto d = ApplyFailoverEvent(Ready(P::kFencing), no_reason, {});
   EXPECT_FALSE(d.accepted);
   EXPECT_NE(d.reason.find("needs a reason"), std::string::npos) << d.reason;
 
-  FailoverInput ok{E::kConfirmFencing,        A::kOperator,           "bob",
+  FailoverInput ok{E::kConfirmFencing,        A::kApprover,           "bob",
                    "old catalog powered off", FencingKind::kOperator, 5};
   FailoverPolicy evidence_only{false, {FencingKind::kEvidenceSteps}};
   d = ApplyFailoverEvent(Ready(P::kFencing), ok, evidence_only);
@@ -172,7 +179,7 @@ TEST(FailoverMachine, OperatorFencingConfirmationNeedsAReasonAndAnAcceptedKind) 
   EXPECT_EQ(d.next.fencing->by, "bob");
   EXPECT_EQ(d.next.fencing->reason, "old catalog powered off");
   EXPECT_EQ(d.reason,
-            "fo-1 fenced: operator bob confirmed fencing (operator): old catalog powered off");
+            "fo-1 fenced: approver bob confirmed fencing (operator): old catalog powered off");
 
   // People cannot claim evidence; the executor cannot claim to be an operator.
   FailoverInput claimed{
