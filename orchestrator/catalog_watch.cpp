@@ -111,6 +111,10 @@ struct CatalogWatch::Loop {
   std::map<std::pair<std::string, std::string>, std::string> last_unparsed_logged;
   std::atomic<bool> stopping{false};
   std::thread thread;
+  // Who the change being persisted came from, and whether persisting it worked: set around
+  // ApplyEvent, which calls OnHealthChange on this same thread.
+  std::string change_source = "probe";
+  Status last_persist = Status::Ok();
 
   Status Build() {
     ProbeRegistry registry;
@@ -206,8 +210,9 @@ struct CatalogWatch::Loop {
 
   void OnHealthChange(const HealthDecision& d) {
     spdlog::info("{}", d.reason);
-    if (Status s = orchestrator.RecordRegionHealth(d, "probe"); !s.ok())
-      spdlog::error("could not persist {}: {}", d.reason, s.ToString());
+    last_persist = orchestrator.RecordRegionHealth(d, change_source);
+    if (!last_persist.ok())
+      spdlog::error("could not persist {}: {}", d.reason, last_persist.ToString());
   }
 
   // The owner the store records, else the one the config's rules assign (and the table is
@@ -304,6 +309,31 @@ void CatalogWatch::Stop() {
   stopped.get_future().wait();
   loop->io.stop();
   loop->thread.join();
+}
+
+Result<HealthDecision> CatalogWatch::ApplyHealthEvent(const std::string& region,
+                                                      const HealthInput& input) {
+  if (!loop_ || !loop_->thread.joinable() || loop_->stopping)
+    return Status::Unavailable("the daemon's health loop is not running");
+  Loop* loop = loop_.get();
+  auto done = std::make_shared<std::promise<Result<HealthDecision>>>();
+  auto answer = done->get_future();
+  boost::asio::post(loop->io, [loop, region, input, done] {
+    loop->change_source = input.source == EventSource::kWebhook
+                              ? "webhook:alertmanager"
+                              : std::string(EventSourceName(input.source));
+    loop->last_persist = Status::Ok();
+    Result<HealthDecision> d = loop->tracker->ApplyEvent(region, input);
+    loop->change_source = "probe";
+    if (d.ok() && !loop->last_persist.ok()) {
+      done->set_value(loop->last_persist);
+      return;
+    }
+    done->set_value(std::move(d));
+  });
+  if (answer.wait_for(std::chrono::seconds(5)) != std::future_status::ready)
+    return Status::Unavailable("the daemon's health loop did not answer within 5 s");
+  return answer.get();
 }
 
 }  // namespace icewarden
