@@ -13,6 +13,7 @@
 #include <set>
 
 #include "tests/fakes/test_paths.h"
+#include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {
 namespace {
@@ -21,17 +22,8 @@ using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Raw string literals in these tests start with a newline so that the YAML's first line
-// sits on its own line in the source; it is not part of the document.
-std::string Yaml(const char* text) { return text[0] == '\n' ? text + 1 : text; }
-
-EnvLookup EnvOf(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::EnvOf;
+using testing::Yaml;
 
 std::vector<std::string> Errors(const ConfigLoad& load) {
   std::vector<std::string> out;
