@@ -1,5 +1,7 @@
 #include "orchestrator/webhooks/webhook_alert.h"
 
+#include <spdlog/spdlog.h>
+
 #include "state/json_text.h"
 
 namespace icewarden {
@@ -37,6 +39,15 @@ std::string WebhookAlert::Describe() const {
 
 void WebhookTally::Add(const WebhookAlert& a, const std::string& result,
                        const std::string& decision, const std::string& failover_id) {
+  // Every decision is logged: a refused proposal or an ignored alert writes nothing else.
+  // Re-deliveries only at debug: Alertmanager re-sends every repeat_interval.
+  if (result == "failed") {
+    spdlog::warn("webhook {} via {}: {}: {}", a.source, a.via, a.Describe(), decision);
+  } else if (result == "duplicate") {
+    spdlog::debug("webhook {} via {}: {}: {}", a.source, a.via, a.Describe(), decision);
+  } else {
+    spdlog::info("webhook {} via {}: {}", a.source, a.via, decision);
+  }
   json row = {{"id", a.id}, {"status", a.status}, {"result", result}, {"decision", decision}};
   if (!failover_id.empty()) row["failover_id"] = failover_id;
   alerts.push_back(std::move(row));

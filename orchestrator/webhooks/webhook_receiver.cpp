@@ -197,10 +197,14 @@ void WebhookReceiver::Fire(const WebhookAlert& a, WebhookTally& tally) {
                     e.from + " to " + e.to + "); an approver decides");
   }
   if (Retryable(out.status)) return tally.Failed(a, out.status);
+  const std::string refused =
+      alert + ": rule '" + e.rule + "': not proposed: " + out.status.message();
+  // A signed event is recorded, so that its replay is refused (409) rather than asking the
+  // guards again; the sender asks again with a freshly signed delivery.
+  if (a.record_always) return Done(a, tally, "refused", "none", "", "", refused);
   // Not recorded: a refused proposal wrote nothing, and when Alertmanager re-sends the alert
   // (repeat_interval) the guards are asked again; they may pass by then.
-  tally.Add(a, "refused", alert + ": rule '" + e.rule + "': not proposed: " + out.status.message(),
-            "");
+  tally.Add(a, "refused", refused, "");
 }
 
 void WebhookReceiver::Resolve(const WebhookAlert& a, WebhookTally& tally) {

@@ -262,6 +262,28 @@ TEST_F(WebhooksApiTest, GenericSignedEventProposesAndItsResolvedEventWithdraws) 
   EXPECT_EQ(Failovers().front().phase, FailoverPhase::kAborted);
 }
 
+// A signed event whose proposal the guards refuse is still recorded: replaying its request
+// must not ask the guards again (they might pass by then); a fresh signature does.
+TEST_F(WebhooksApiTest, AReplayedSignedEventIsRefusedEvenWhenItsProposalWasRefused) {
+  const std::int64_t now_s = clock_->Now() / 1000;
+  auto event = [](const std::string& id) {
+    return R"({"id":")" + id +
+           R"(","status":"firing","labels":{"alertname":"IcebergCatalogDown","region":"us-east-1","severity":"critical"}})";
+  };
+  const std::string first = event("evt-1"), second = event("evt-2");
+  ASSERT_EQ(Post("/api/v1/webhooks/generic/ci", first, "", Signed(first, now_s)).status, 200);
+  ASSERT_EQ(Failovers().size(), 1u);
+  // The same scope again: the no_overlap guard refuses it; the reply says so.
+  ApiResponse refused = Post("/api/v1/webhooks/generic/ci", second, "", Signed(second, now_s));
+  ASSERT_EQ(refused.status, 200) << refused.body;
+  EXPECT_EQ(json::parse(refused.body)["alerts"][0]["result"], "refused") << refused.body;
+  EXPECT_EQ(Failovers().size(), 1u);
+  const std::string before = Digest();
+  ApiResponse replay = Post("/api/v1/webhooks/generic/ci", second, "", Signed(second, now_s));
+  EXPECT_EQ(replay.status, 409) << replay.body;
+  EXPECT_EQ(Digest(), before);
+}
+
 TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
   const std::string firing = Fixture("am-0.25-firing.json");
   json missing_group = json::parse(firing);
