@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <future>
@@ -101,6 +102,7 @@ struct CatalogWatch::Loop {
   std::map<std::string, std::unique_ptr<CatalogClient>> probe_clients, lag_clients;
   std::unique_ptr<HealthTracker> tracker;
   std::vector<std::unique_ptr<ProbeScheduler>> schedulers;
+  std::map<std::string, ProbeScheduler*> scheduler_of;  // by region
   std::unique_ptr<LagMonitor> lag;
   TimerHandle lag_timer;
 
@@ -164,6 +166,7 @@ struct CatalogWatch::Loop {
       auto scheduler = std::make_unique<ProbeScheduler>(
           *timers, SystemRandomBits(), schedule, [this](const ProbeRound& r) { OnRound(r); });
       if (Status s = scheduler->AddRegion(rc.name, std::move(probes)); !s.ok()) return s;
+      scheduler_of[rc.name] = scheduler.get();
       schedulers.push_back(std::move(scheduler));
     }
 
@@ -206,6 +209,26 @@ struct CatalogWatch::Loop {
     live.PublishSilence(round.region, std::move(silence));
     auto d = tracker->ApplyRound(round);
     if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
+  }
+
+  // A region an alert says is suspect is probed at a quarter of its interval (at least
+  // 100 ms, the shortest interval the config accepts) until the alert resolves, so that the
+  // probes confirm or overrule the alert within fall rounds of the shorter interval.
+  void ProbeFasterWhileSuspect(const std::string& region, HealthEvent event) {
+    auto it = scheduler_of.find(region);
+    const RegionConfig* rc = config.FindRegion(region);
+    if (it == scheduler_of.end() || rc == nullptr) return;
+    std::optional<std::chrono::milliseconds> interval;
+    if (event == HealthEvent::kMarkSuspect) {
+      interval = std::max(rc->probe.interval / 4, std::chrono::milliseconds(100));
+    } else if (event != HealthEvent::kLiftSuspect) {
+      return;
+    }
+    if (Status s = it->second->SetIntervalOverride(region, interval); !s.ok())
+      spdlog::warn("{}: probe interval while suspect: {}", region, s.ToString());
+    else if (interval)
+      spdlog::info("{}: suspect: probing every {} ms until the suspicion is lifted", region,
+                   interval->count());
   }
 
   void OnHealthChange(const HealthDecision& d) {
@@ -325,6 +348,10 @@ Result<HealthDecision> CatalogWatch::ApplyHealthEvent(const std::string& region,
     loop->last_persist = Status::Ok();
     Result<HealthDecision> d = loop->tracker->ApplyEvent(region, input);
     loop->change_source = "probe";
+    // A lift ends the faster probing even when the machine refused it (an unreachable
+    // region has no lift row): the alert is over either way.
+    if (d.ok() || input.event == HealthEvent::kLiftSuspect)
+      loop->ProbeFasterWhileSuspect(region, input.event);
     if (d.ok() && !loop->last_persist.ok()) {
       done->set_value(loop->last_persist);
       return;

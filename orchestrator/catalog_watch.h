@@ -42,6 +42,7 @@ class CatalogWatch {
   // produced, and persists a change before returning. Waits at most 5 s for the loop;
   // kUnavailable when it did not answer (or the watch is not running), kNotFound for a
   // region the watch does not probe, the store's error when the change could not be saved.
+  // A suspected region is probed at a quarter of its interval until its suspicion is lifted.
   Result<HealthDecision> ApplyHealthEvent(const std::string& region, const HealthInput& input);
 
  private:
