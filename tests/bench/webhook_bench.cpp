@@ -98,7 +98,10 @@ int main(int argc, char** argv) {
     std::cerr << e << "\n";
     return 1;
   }
-  std::ofstream(dir + "/runbook.yaml") << "name: bench\nfence: []\npromote: []\nverify: []\n";
+  // Never run (nobody approves); it only has to validate, so one harmless promote step.
+  std::ofstream(dir + "/runbook.yaml") << "name: bench\nfence: []\npromote:\n  - {id: settle, "
+                                          "action: wait, params: {duration: 1s}}\n"
+                                       << "verify: []\n";
   std::ofstream(dir + "/icewarden.yaml")
       << "api:\n  listen: 127.0.0.1:0\n  tokens:\n"
       << "    - {name: admin, role: admin, token_env: BENCH_ADMIN_TOKEN}\n"
@@ -136,9 +139,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 100; ++i) {
     auto r = api.Get("/api/v1/regions", admin);
     bool healthy = r && r->status == 200;
-    if (healthy)
-      for (const auto& region : json::parse(r->body)["regions"])
+    if (healthy) {
+      const json regions = json::parse(r->body);  // a local: range-for over a temporary dangles
+      for (const auto& region : regions["regions"])
         healthy = healthy && region["health"] == "healthy";
+    }
     if (healthy) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -170,12 +175,20 @@ int main(int argc, char** argv) {
   auto failovers = api.Get("/api/v1/failovers?limit=1000", admin);
   auto audit = api.Get("/api/v1/audit?limit=1000", admin);
   int proposals = 0, deliveries = 0;
-  if (failovers && failovers->status == 200)
-    for (const auto& f : json::parse(failovers->body)["failovers"])
+  if (failovers && failovers->status == 200) {
+    const json list = json::parse(failovers->body);
+    for (const auto& f : list["failovers"])
       if (f["proposed_by"] == "webhook:alertmanager") ++proposals;
-  if (audit && audit->status == 200)
-    for (const auto& e : json::parse(audit->body)["events"])
+  } else {
+    std::cerr << "GET /api/v1/failovers failed\n";
+  }
+  if (audit && audit->status == 200) {
+    const json events = json::parse(audit->body);
+    for (const auto& e : events["events"])
       if (e["action"] == "webhook.delivery") ++deliveries;
+  } else {
+    std::cerr << "GET /api/v1/audit failed\n";
+  }
   serve.Stop();
   lab.Stop();
 
