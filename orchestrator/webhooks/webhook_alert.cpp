@@ -44,7 +44,8 @@ void WebhookTally::Add(const WebhookAlert& a, const std::string& result,
   if (result == "failed") {
     spdlog::warn("webhook {} via {}: {}: {}", a.source, a.via, a.Describe(), decision);
   } else if (result == "duplicate") {
-    spdlog::debug("webhook {} via {}: {}: {}", a.source, a.via, a.Describe(), decision);
+    if (spdlog::should_log(spdlog::level::debug))  // Describe() is not free
+      spdlog::debug("webhook {} via {}: {}: {}", a.source, a.via, a.Describe(), decision);
   } else {
     spdlog::info("webhook {} via {}: {}", a.source, a.via, decision);
   }

@@ -294,6 +294,14 @@ TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
   missing_alerts.erase("alerts");
   json v5 = json::parse(firing);
   v5["version"] = "5";
+  json number_label = json::parse(firing);
+  number_label["alerts"][0]["labels"]["region"] = 1;
+  json negative_truncated = json::parse(firing);
+  negative_truncated["truncatedAlerts"] = -1;
+  json alerts_object = json::parse(firing);
+  alerts_object["alerts"] = json::object();
+  json pending = json::parse(firing);
+  pending["alerts"][0]["status"] = "pending";
   const std::string big(kApiMaxBodyBytes + 1, ' ');
   const std::int64_t now_s = clock_->Now() / 1000;
   const std::string event =
@@ -327,6 +335,25 @@ TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
       {am, missing_group.dump(), "Bearer am-token", {}, 400, "groupKey is missing"},
       {am, missing_fp.dump(), "Bearer am-token", {}, 400, "alerts[0].fingerprint is missing"},
       {am, missing_alerts.dump(), "Bearer am-token", {}, 400, "alerts is missing"},
+      {am,
+       number_label.dump(),
+       "Bearer am-token",
+       {},
+       400,
+       "alerts[0].labels.region must be a string"},
+      {am,
+       negative_truncated.dump(),
+       "Bearer am-token",
+       {},
+       400,
+       "truncatedAlerts must be a whole number >= 0"},
+      {am, alerts_object.dump(), "Bearer am-token", {}, 400, "alerts must be an array"},
+      {am,
+       pending.dump(),
+       "Bearer am-token",
+       {},
+       400,
+       "alerts[0].status must be firing or resolved, got 'pending'"},
       {am, big, "Bearer am-token", {}, 413, "limit is"},
       {am, firing, "Bearer wrong-token", {}, 401, "invalid webhook credentials"},
       {am, firing, "Basic " + Base64("alertmanager:wrong"), {}, 401, "invalid webhook credentials"},
