@@ -335,16 +335,15 @@ void CatalogWatch::Stop() {
 }
 
 Result<HealthDecision> CatalogWatch::ApplyHealthEvent(const std::string& region,
-                                                      const HealthInput& input) {
+                                                      const HealthInput& input,
+                                                      const std::string& actor) {
   if (!loop_ || !loop_->thread.joinable() || loop_->stopping)
     return Status::Unavailable("the daemon's health loop is not running");
   Loop* loop = loop_.get();
   auto done = std::make_shared<std::promise<Result<HealthDecision>>>();
   auto answer = done->get_future();
-  boost::asio::post(loop->io, [loop, region, input, done] {
-    loop->change_source = input.source == EventSource::kWebhook
-                              ? "webhook:alertmanager"
-                              : std::string(EventSourceName(input.source));
+  boost::asio::post(loop->io, [loop, region, input, actor, done] {
+    loop->change_source = actor;
     loop->last_persist = Status::Ok();
     Result<HealthDecision> d = loop->tracker->ApplyEvent(region, input);
     loop->change_source = "probe";

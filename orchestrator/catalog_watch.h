@@ -43,7 +43,9 @@ class CatalogWatch {
   // kUnavailable when it did not answer (or the watch is not running), kNotFound for a
   // region the watch does not probe, the store's error when the change could not be saved.
   // A suspected region is probed at a quarter of its interval until its suspicion is lifted.
-  Result<HealthDecision> ApplyHealthEvent(const std::string& region, const HealthInput& input);
+  // The change is audited as `actor` (e.g. "webhook:generic/ci").
+  Result<HealthDecision> ApplyHealthEvent(const std::string& region, const HealthInput& input,
+                                          const std::string& actor);
 
  private:
   struct Loop;

@@ -196,8 +196,9 @@ int CmdServe(const ServeOptions& options) {
   webhook_deps.failovers = &failovers;
   webhook_deps.clock = clock;
   webhook_deps.region_event = [watch = watch->get()](const std::string& region,
-                                                     const HealthInput& input) {
-    return watch->ApplyHealthEvent(region, input);
+                                                     const HealthInput& input,
+                                                     const std::string& actor) {
+    return watch->ApplyHealthEvent(region, input, actor);
   };
   WebhookReceiver webhooks(webhook_deps);
   api.SetWebhookReceiver(&webhooks);

@@ -51,10 +51,14 @@ std::string Label(const LabelSet& labels, const std::string& name) {
 std::string ProposalReason(const WebhookAlert& a) {
   std::string name = Label(a.labels, "alertname");
   std::string reason = (a.via_alertmanager ? "Alertmanager alert " : "webhook alert ") +
-                       (name.empty() ? a.id : name) + " firing since " + a.starts_at;
+                       (name.empty() ? a.id : name) +
+                       (a.starts_at.empty() ? " firing" : " firing since " + a.starts_at);
+  const char* separator = ": ";
   for (const char* key : {"summary", "description"}) {
     std::string text = Label(a.annotations, key);
-    if (!text.empty()) reason += std::string(reason.back() == ')' ? "; " : ": ") + text;
+    if (text.empty()) continue;
+    reason += separator + text;
+    separator = "; ";
   }
   if (!a.url.empty()) reason += " (" + a.url + ")";
   return reason;
@@ -174,7 +178,7 @@ void WebhookReceiver::Fire(const WebhookAlert& a, WebhookTally& tally) {
                   alert + ": not acted on: rule '" + e.rule + "' names region '" + e.region +
                       "', which is not in the config");
     HealthInput in{HealthEvent::kMarkSuspect, EventSource::kWebhook, "", alert, d_.clock->Now()};
-    auto d = d_.region_event ? d_.region_event(e.region, in)
+    auto d = d_.region_event ? d_.region_event(e.region, in, a.actor)
                              : Result<HealthDecision>(Status::Unavailable("no health loop"));
     if (!d.ok()) return tally.Failed(a, d.status());
     return Done(a, tally, "suspected", "mark_suspect", e.region, "",
@@ -224,7 +228,7 @@ void WebhookReceiver::Resolve(const WebhookAlert& a, WebhookTally& tally) {
   }
   if (fired->effect == "mark_suspect") {
     HealthInput in{HealthEvent::kLiftSuspect, EventSource::kWebhook, "", alert, d_.clock->Now()};
-    auto d = d_.region_event ? d_.region_event(fired->region, in)
+    auto d = d_.region_event ? d_.region_event(fired->region, in, a.actor)
                              : Result<HealthDecision>(Status::Unavailable("no health loop"));
     if (!d.ok() && Retryable(d.status())) return tally.Failed(a, d.status());
     const std::string what = d.ok() ? d->reason : d.status().message();
@@ -242,14 +246,15 @@ void WebhookReceiver::Resolve(const WebhookAlert& a, WebhookTally& tally) {
   if (d_.failovers == nullptr)
     return tally.Failed(a, Status::Unavailable("this daemon does not run failovers"));
   const Caller caller{a.actor, ActorKind::kWebhook, a.remote + " via " + a.via};
-  const std::string reason = "withdrawn: the alert that opened it resolved: " + alert +
-                             (a.ends_at.empty() ? "" : " at " + a.ends_at);
+  const std::string reason = "withdrawn: the alert that opened it resolved" +
+                             (a.ends_at.empty() ? "" : " at " + a.ends_at) + ": " + alert;
   CommandOutcome out = d_.failovers->Abort(caller, id, reason);
   if (!out.status.ok() && Retryable(out.status)) return tally.Failed(a, out.status);
   if (!out.status.ok())
     return Done(a, tally, "left", "none", fired->region, id,
                 alert + ": " + id + " not withdrawn: " + out.status.message());
-  Done(a, tally, "withdrawn", "withdraw", fired->region, id, alert + ": " + id + " " + reason);
+  Done(a, tally, "withdrawn", "withdraw", fired->region, id,
+       alert + ": " + id + " withdrawn (nobody had approved it)");
 }
 
 WebhookReply WebhookReceiver::HandleAlertmanager(const std::string& receiver,

@@ -125,9 +125,11 @@ struct WebhookReceiverDeps {
   FailoverService* failovers = nullptr;  // null: propose_failover rules answer 503
   std::shared_ptr<Clock> clock;
   // Applies a suspicion event to a region through whatever owns its health (the daemon's
-  // HealthTracker, so probes and webhooks see one record) and persists a change. The
-  // decision, or why it could not be applied.
-  std::function<Result<HealthDecision>(const std::string& region, const HealthInput& input)>
+  // HealthTracker, so probes and webhooks see one record) and persists a change, audited as
+  // `actor` ("webhook:alertmanager", "webhook:generic/ci"). The decision, or why it could
+  // not be applied.
+  std::function<Result<HealthDecision>(const std::string& region, const HealthInput& input,
+                                       const std::string& actor)>
       region_event;
 };
 

@@ -77,14 +77,13 @@ class WebhooksApiTest : public FailoverServiceTest {
     d.failovers = service_.get();
     d.clock = clock_;
     // What serve does through the HealthTracker, straight on the store.
-    d.region_event = [this](const std::string& region,
-                            const HealthInput& in) -> Result<HealthDecision> {
+    d.region_event = [this](const std::string& region, const HealthInput& in,
+                            const std::string& actor) -> Result<HealthDecision> {
       auto r = store_->GetRegion(region);
       if (!r.ok()) return r.status();
       if (!r->has_value()) return Status::NotFound(region);
       HealthDecision decision = ApplyHealthEvent(**r, in, {});
-      if (Status s = orchestrator_->RecordRegionHealth(decision, "webhook:alertmanager"); !s.ok())
-        return s;
+      if (Status s = orchestrator_->RecordRegionHealth(decision, actor); !s.ok()) return s;
       return decision;
     };
     receiver_ = std::make_unique<WebhookReceiver>(d);
@@ -199,6 +198,22 @@ TEST_F(WebhooksApiTest, SuspicionByAlertAndLiftedWhenItResolvesWithBasicAuth) {
   ASSERT_EQ(resolved.status, 200) << resolved.body;
   EXPECT_EQ(json::parse(resolved.body)["alerts"][0]["result"], "lifted") << resolved.body;
   EXPECT_EQ((*store_->GetRegion(kUs))->health, RegionHealth::kHealthy);
+}
+
+// The region's health change is audited as the webhook that caused it, not as Alertmanager.
+TEST_F(WebhooksApiTest, ASignedEventsSuspicionIsAuditedAsItsEndpoint) {
+  const std::string fire =
+      R"({"id":"evt-3","status":"firing","labels":{"alertname":"IcebergCatalogDown","region":"us-east-1"}})";
+  ApiResponse fired =
+      Post("/api/v1/webhooks/generic/ci", fire, "", Signed(fire, clock_->Now() / 1000));
+  ASSERT_EQ(fired.status, 200) << fired.body;
+  EXPECT_EQ(json::parse(fired.body)["alerts"][0]["result"], "suspected") << fired.body;
+  auto audit = store_->ListAudit({0, 0, kUs});
+  ASSERT_TRUE(audit.ok());
+  std::vector<std::string> actors;
+  for (const AuditEvent& e : *audit)
+    if (e.action == "region.degraded") actors.push_back(e.actor);
+  EXPECT_EQ(actors, std::vector<std::string>{"webhook:generic/ci"});
 }
 
 TEST_F(WebhooksApiTest, AnAlertNoRuleMatchesDoesNothingAndWritesNothing) {
