@@ -301,6 +301,17 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   }
   EXPECT_EQ(directions, (std::set<std::pair<std::string, std::string>>{
                             {"us-east-1", "eu-central-1"}, {"eu-central-1", "us-east-1"}}));
+  // docs/webhooks.md's commands run against the lab: its receiver, its signed endpoint `ci`,
+  // and a critical alert proposing to fail its own region over to the other one.
+  ASSERT_EQ(c.webhooks.alertmanager.size(), 1u);
+  EXPECT_EQ(c.webhooks.alertmanager[0].token.value(), "dummy-ICEWARDEN_WEBHOOK_TOKEN");
+  ASSERT_EQ(c.webhooks.generic.size(), 1u);
+  EXPECT_EQ(c.webhooks.generic[0].name, "ci");
+  EXPECT_EQ(c.webhooks.generic[0].secret.value(), "dummy-CI_WEBHOOK_SECRET");
+  std::set<std::pair<std::string, std::string>> proposes;
+  for (const auto& rule : c.webhooks.rules)
+    if (rule.effect == "propose_failover") proposes.insert({rule.from, rule.to});
+  EXPECT_EQ(proposes, directions);
 }
 
 }  // namespace
