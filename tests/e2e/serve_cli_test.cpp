@@ -231,12 +231,10 @@ TEST(ConfigValidateCli, ReportsEveryErrorWithItsPositionAndExitsTwo) {
 // test does not depend on what the calling shell exported.
 TEST(ConfigValidateCli, MissingSecretsWarnExitZeroAndFailOnlyWithStrictOrServe) {
   const std::string path = testing::SourceDir() + "/examples/local.yaml";
-  const std::map<std::string, std::string> no_tokens = {{"ICEWARDEN_VIEWER_TOKEN", ""},
-                                                        {"ICEWARDEN_OPERATOR_TOKEN", ""},
-                                                        {"ICEWARDEN_APPROVER_TOKEN", ""},
-                                                        {"ICEWARDEN_ADMIN_TOKEN", ""},
-                                                        {"ICEWARDEN_WEBHOOK_TOKEN", ""},
-                                                        {"CI_WEBHOOK_SECRET", ""}};
+  const std::map<std::string, std::string> no_tokens = {
+      {"ICEWARDEN_VIEWER_TOKEN", ""},   {"ICEWARDEN_OPERATOR_TOKEN", ""},
+      {"ICEWARDEN_APPROVER_TOKEN", ""}, {"ICEWARDEN_ADMIN_TOKEN", ""},
+      {"ICEWARDEN_WEBHOOK_TOKEN", ""},  {"CI_WEBHOOK_SECRET", ""}};
   // The line that names the viewer's token, wherever comments above it put it.
   std::string at;
   {
