@@ -36,6 +36,7 @@ struct RegionRun {
   bool in_flight = false;
   TimePoint started{};
   TimePoint planned_next{};
+  std::optional<milliseconds> interval_override;  // SetIntervalOverride
   std::vector<std::optional<ProbeResult>> answers;
   size_t outstanding = 0;
 };
@@ -58,10 +59,11 @@ struct ProbeScheduler::Core : std::enable_shared_from_this<ProbeScheduler::Core>
   // Regions still spread out, and detection keeps its bound of interval × fall + timeout
   // (symmetric jitter would stretch that by the jitter fraction, measured in
   // tests/bench/detection_bench).
-  milliseconds JitteredInterval() {
+  milliseconds JitteredInterval(const RegionRun* r) {
+    const milliseconds interval = r->interval_override.value_or(options.interval);
     const double u = static_cast<double>(random() >> 11) * 0x1.0p-53;  // [0, 1)
     const double factor = 1.0 - options.jitter * u;
-    return milliseconds(std::llround(static_cast<double>(options.interval.count()) * factor));
+    return milliseconds(std::llround(static_cast<double>(interval.count()) * factor));
   }
 
   bool Current(const RegionRun* r, std::uint64_t e, std::uint64_t round) const {
@@ -72,7 +74,7 @@ struct ProbeScheduler::Core : std::enable_shared_from_this<ProbeScheduler::Core>
     r->round += 1;
     r->in_flight = true;
     r->started = timers.Now();
-    r->planned_next = r->started + JitteredInterval();
+    r->planned_next = r->started + JitteredInterval(r);
     r->answers.assign(r->probes.size(), std::nullopt);
     r->outstanding = r->probes.size();
     const std::uint64_t e = epoch;
@@ -137,15 +139,29 @@ struct ProbeScheduler::Core : std::enable_shared_from_this<ProbeScheduler::Core>
     if (out.ok) out.kind = out.probes.front().kind;
 
     // Arm the next round before reporting, so that a sink calling Stop() cancels it.
+    ArmNext(r);
+    if (sink) sink(out);
+  }
+
+  void ArmNext(RegionRun* r) {
     const milliseconds delay =
-        std::max(milliseconds(0), std::chrono::ceil<milliseconds>(r->planned_next - now));
+        std::max(milliseconds(0), std::chrono::ceil<milliseconds>(r->planned_next - timers.Now()));
     std::weak_ptr<Core> weak = shared_from_this();
     const std::uint64_t e = epoch;
+    r->next.Cancel();
     r->next = timers.RunAfter(delay, [weak, r, e] {
       auto self = weak.lock();
       if (self && self->running && self->epoch == e && !r->in_flight) self->StartRound(r);
     });
-    if (sink) sink(out);
+  }
+
+  // A shorter interval shortens the wait for the next round of a region between rounds.
+  void Reschedule(RegionRun* r) {
+    if (!running || r->in_flight || r->round == 0) return;
+    const TimePoint sooner = r->started + JitteredInterval(r);
+    if (sooner >= r->planned_next) return;
+    r->planned_next = sooner;
+    ArmNext(r);
   }
 };
 
@@ -178,6 +194,19 @@ Status ProbeScheduler::AddRegion(std::string region, std::vector<std::unique_ptr
   core_->regions.push_back(std::move(run));
   if (core_->running) core_->StartRound(core_->regions.back().get());
   return Status::Ok();
+}
+
+Status ProbeScheduler::SetIntervalOverride(const std::string& region,
+                                           std::optional<std::chrono::milliseconds> interval) {
+  if (interval && interval->count() <= 0)
+    return Status::InvalidArgument("a probe interval must be positive");
+  for (auto& r : core_->regions) {
+    if (r->name != region) continue;
+    r->interval_override = interval;
+    core_->Reschedule(r.get());
+    return Status::Ok();
+  }
+  return Status::NotFound("region " + region + " is not scheduled for probing");
 }
 
 void ProbeScheduler::Start() {

@@ -8,6 +8,11 @@
 // end), where the interval is shortened by up to `jitter` (a fraction, never lengthened) from the
 // injected random source, so regions and daemons do not probe in lockstep.
 //
+// A region may be given an interval override (SetIntervalOverride), e.g. while an alert says
+// it is suspect: its rounds then use that interval, jittered the same way, until it is
+// cleared. A shorter override takes effect at once: the wait for the next round is cut to
+// what the override allows from the last round's start (never before that round's end).
+//
 // The scheduler does not trust probes to keep their deadline: a probe that has not
 // answered by timeout + grace counts as failed, "probe did not answer within 2500ms", and
 // its late answer is ignored.
@@ -20,6 +25,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +74,12 @@ class ProbeScheduler {
   // probes, or options that cannot work (interval or timeout not positive, jitter outside
   // [0, 0.5]).
   Status AddRegion(std::string region, std::vector<std::unique_ptr<Probe>> probes);
+
+  // Probes `region` every `interval` (jittered as the configured one) instead of the
+  // configured interval, until called with nullopt; a round in flight is not disturbed.
+  // kNotFound for a region not added; kInvalidArgument for an interval that is not positive.
+  Status SetIntervalOverride(const std::string& region,
+                             std::optional<std::chrono::milliseconds> interval);
 
   // Starts every region's first round at once (each region then keeps its own rhythm).
   // Start() after Stop() starts again.

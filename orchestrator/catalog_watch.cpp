@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <future>
@@ -101,6 +102,7 @@ struct CatalogWatch::Loop {
   std::map<std::string, std::unique_ptr<CatalogClient>> probe_clients, lag_clients;
   std::unique_ptr<HealthTracker> tracker;
   std::vector<std::unique_ptr<ProbeScheduler>> schedulers;
+  std::map<std::string, ProbeScheduler*> scheduler_of;  // by region
   std::unique_ptr<LagMonitor> lag;
   TimerHandle lag_timer;
 
@@ -111,6 +113,10 @@ struct CatalogWatch::Loop {
   std::map<std::pair<std::string, std::string>, std::string> last_unparsed_logged;
   std::atomic<bool> stopping{false};
   std::thread thread;
+  // Who the change being persisted came from, and whether persisting it worked: set around
+  // ApplyEvent, which calls OnHealthChange on this same thread.
+  std::string change_source = "probe";
+  Status last_persist = Status::Ok();
 
   Status Build() {
     ProbeRegistry registry;
@@ -160,6 +166,7 @@ struct CatalogWatch::Loop {
       auto scheduler = std::make_unique<ProbeScheduler>(
           *timers, SystemRandomBits(), schedule, [this](const ProbeRound& r) { OnRound(r); });
       if (Status s = scheduler->AddRegion(rc.name, std::move(probes)); !s.ok()) return s;
+      scheduler_of[rc.name] = scheduler.get();
       schedulers.push_back(std::move(scheduler));
     }
 
@@ -204,10 +211,31 @@ struct CatalogWatch::Loop {
     if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
   }
 
+  // A region an alert says is suspect is probed at a quarter of its interval (at least
+  // 100 ms, the shortest interval the config accepts) until the alert resolves, so that the
+  // probes confirm or overrule the alert within fall rounds of the shorter interval.
+  void ProbeFasterWhileSuspect(const std::string& region, HealthEvent event) {
+    auto it = scheduler_of.find(region);
+    const RegionConfig* rc = config.FindRegion(region);
+    if (it == scheduler_of.end() || rc == nullptr) return;
+    std::optional<std::chrono::milliseconds> interval;
+    if (event == HealthEvent::kMarkSuspect) {
+      interval = std::max(rc->probe.interval / 4, std::chrono::milliseconds(100));
+    } else if (event != HealthEvent::kLiftSuspect) {
+      return;
+    }
+    if (Status s = it->second->SetIntervalOverride(region, interval); !s.ok())
+      spdlog::warn("{}: probe interval while suspect: {}", region, s.ToString());
+    else if (interval)
+      spdlog::info("{}: suspect: probing every {} ms until the suspicion is lifted", region,
+                   interval->count());
+  }
+
   void OnHealthChange(const HealthDecision& d) {
     spdlog::info("{}", d.reason);
-    if (Status s = orchestrator.RecordRegionHealth(d, "probe"); !s.ok())
-      spdlog::error("could not persist {}: {}", d.reason, s.ToString());
+    last_persist = orchestrator.RecordRegionHealth(d, change_source);
+    if (!last_persist.ok())
+      spdlog::error("could not persist {}: {}", d.reason, last_persist.ToString());
   }
 
   // The owner the store records, else the one the config's rules assign (and the table is
@@ -304,6 +332,34 @@ void CatalogWatch::Stop() {
   stopped.get_future().wait();
   loop->io.stop();
   loop->thread.join();
+}
+
+Result<HealthDecision> CatalogWatch::ApplyHealthEvent(const std::string& region,
+                                                      const HealthInput& input,
+                                                      const std::string& actor) {
+  if (!loop_ || !loop_->thread.joinable() || loop_->stopping)
+    return Status::Unavailable("the daemon's health loop is not running");
+  Loop* loop = loop_.get();
+  auto done = std::make_shared<std::promise<Result<HealthDecision>>>();
+  auto answer = done->get_future();
+  boost::asio::post(loop->io, [loop, region, input, actor, done] {
+    loop->change_source = actor;
+    loop->last_persist = Status::Ok();
+    Result<HealthDecision> d = loop->tracker->ApplyEvent(region, input);
+    loop->change_source = "probe";
+    // A lift ends the faster probing even when the machine refused it (an unreachable
+    // region has no lift row): the alert is over either way.
+    if (d.ok() || input.event == HealthEvent::kLiftSuspect)
+      loop->ProbeFasterWhileSuspect(region, input.event);
+    if (d.ok() && !loop->last_persist.ok()) {
+      done->set_value(loop->last_persist);
+      return;
+    }
+    done->set_value(std::move(d));
+  });
+  if (answer.wait_for(std::chrono::seconds(5)) != std::future_status::ready)
+    return Status::Unavailable("the daemon's health loop did not answer within 5 s");
+  return answer.get();
 }
 
 }  // namespace icewarden

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "state/region_health_machine.h"
 #include "state/status.h"
 
 namespace icewarden {
@@ -34,6 +36,16 @@ class CatalogWatch {
   // Stops probing and lag rounds, lets the loop finish what is in flight (bounded), and
   // joins the thread. Idempotent.
   void Stop();
+
+  // Applies an event from outside the probes (a webhook's suspicion, or its lifting) on the
+  // watch's thread, so that the HealthTracker's record stays the one the machine last
+  // produced, and persists a change before returning. Waits at most 5 s for the loop;
+  // kUnavailable when it did not answer (or the watch is not running), kNotFound for a
+  // region the watch does not probe, the store's error when the change could not be saved.
+  // A suspected region is probed at a quarter of its interval until its suspicion is lifted.
+  // The change is audited as `actor` (e.g. "webhook:generic/ci").
+  Result<HealthDecision> ApplyHealthEvent(const std::string& region, const HealthInput& input,
+                                          const std::string& actor);
 
  private:
   struct Loop;

@@ -21,6 +21,7 @@
 #include "orchestrator/failovers/route_table.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
 #include "state/state_store.h"
@@ -187,6 +188,20 @@ int CmdServe(const ServeOptions& options) {
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });
   api.SetLiveView(&live);
   api.SetFailoverService(&failovers);
+  // Alerts suspect regions through the watch's HealthTracker, so probes and webhooks keep
+  // one record of each region's health.
+  WebhookReceiverDeps webhook_deps;
+  webhook_deps.config = &config;
+  webhook_deps.store = store->get();
+  webhook_deps.failovers = &failovers;
+  webhook_deps.clock = clock;
+  webhook_deps.region_event = [watch = watch->get()](const std::string& region,
+                                                     const HealthInput& input,
+                                                     const std::string& actor) {
+    return watch->ApplyHealthEvent(region, input, actor);
+  };
+  WebhookReceiver webhooks(webhook_deps);
+  api.SetWebhookReceiver(&webhooks);
   http->on_server_response = [&api](int status) { api.CountResponse(status); };
   HttpServer server(*http, [&api](const ApiRequest& request) { return api.Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {

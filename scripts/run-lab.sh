@@ -10,7 +10,8 @@
 # :8480. State and logs go to build/lab/; `rm -rf build/lab` starts a fresh lab.
 #
 # API tokens for the four roles come from ICEWARDEN_{VIEWER,OPERATOR,APPROVER,ADMIN}_TOKEN,
-# and the TSIG secret that signs the runbook's DNS updates from DNS_TSIG_SECRET; any that
+# the TSIG secret that signs the runbook's DNS updates from DNS_TSIG_SECRET, and the
+# webhooks' secrets from ICEWARDEN_WEBHOOK_TOKEN and CI_WEBHOOK_SECRET; any that
 # are unset get a random value, written to build/lab/tokens.env (mode 600) so that another
 # shell can `source build/lab/tokens.env` and use the CLI.
 #
@@ -39,6 +40,14 @@ if [ -z "${DNS_TSIG_SECRET:-}" ]; then
   export DNS_TSIG_SECRET
 fi
 echo "export DNS_TSIG_SECRET=$DNS_TSIG_SECRET" >> "$tokens"
+# The webhooks' secrets (examples/local.yaml, docs/webhooks.md): Alertmanager's bearer token
+# and the HMAC secret of the generic endpoint `ci`.
+for var in ICEWARDEN_WEBHOOK_TOKEN CI_WEBHOOK_SECRET; do
+  if [ -z "${!var:-}" ]; then
+    export "$var=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  fi
+  echo "export $var=${!var}" >> "$tokens"
+done
 echo "export ICEWARDEN_TOKEN=\$ICEWARDEN_ADMIN_TOKEN" >> "$tokens"
 echo "export ICEWARDEN_SERVER=http://127.0.0.1:$PORT" >> "$tokens"
 # shellcheck disable=SC1090

@@ -19,6 +19,9 @@ constexpr Actors kApprovers = Bit(ActorKind::kApprover) | Bit(ActorKind::kAdmin)
 constexpr Actors kExecutor = Bit(ActorKind::kExecutor);
 // Approvers confirm fencing (an operator may not: issue 8's roles), the executor records evidence.
 constexpr Actors kFencingConfirmers = kApprovers | kExecutor;
+// A webhook may withdraw a proposal (its alert resolved) while nobody has approved it; once a
+// person has approved, only people stop it (rule 4: a webhook never overrules an approver).
+constexpr Actors kWithdrawers = kPeople | Bit(ActorKind::kWebhook);
 
 enum class Guard {
   kAlways,
@@ -41,7 +44,7 @@ constexpr std::array<FailoverTransition, 20> kTransitions{{
     // from              event                    who                  guard to
     {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalCompletes, P::kApproved},
     {P::kProposed, E::kApprove, kApprovers, Guard::kApprovalNeedsAnother, P::kProposed},
-    {P::kProposed, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
+    {P::kProposed, E::kAbort, kWithdrawers, Guard::kAlways, P::kAborted},
     {P::kApproved, E::kAbort, kPeople, Guard::kAlways, P::kAborted},
     {P::kApproved, E::kBeginFencing, kExecutor, Guard::kAlways, P::kFencing},
     {P::kFencing, E::kAbort, kPeople, Guard::kAlways, P::kAborted},

@@ -9,7 +9,15 @@ using H = RegionHealth;
 using E = HealthEvent;
 
 // A guard reads the counters as they will be after the event is counted.
-enum class Guard { kAlways, kBelowFall, kReachesFall, kBelowRise, kReachesRise };
+enum class Guard {
+  kAlways,
+  kBelowFall,
+  kReachesFall,
+  kBelowRise,
+  kReachesRise,
+  kNoFailures,    // no probe round has failed since the last pass
+  kSomeFailures,  // the probes are failing too
+};
 
 struct HealthTransition {
   H from;
@@ -25,24 +33,29 @@ struct HealthTransition {
 // between healthy and unreachable. A catalog that answers with something icewarden cannot
 // parse is alive (DESIGN.md rule 7): at most degraded, never unreachable, and such a round
 // breaks both runs, so it neither counts towards fall nor towards rise.
-constexpr std::array<HealthTransition, 15> kTransitions{{
+constexpr std::array<HealthTransition, 18> kTransitions{{
     // from            event                  guard                to
     {H::kHealthy, E::kProbeRoundPassed, Guard::kAlways, H::kHealthy},
     {H::kHealthy, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
     {H::kHealthy, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
     {H::kHealthy, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
     {H::kHealthy, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
+    {H::kHealthy, E::kLiftSuspect, Guard::kAlways, H::kHealthy},
     {H::kDegraded, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
     {H::kDegraded, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
     {H::kDegraded, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
     {H::kDegraded, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
     {H::kDegraded, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
     {H::kDegraded, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
+    // Lifting a suspicion never overrules the probes: a failing round keeps it degraded.
+    {H::kDegraded, E::kLiftSuspect, Guard::kNoFailures, H::kHealthy},
+    {H::kDegraded, E::kLiftSuspect, Guard::kSomeFailures, H::kDegraded},
     {H::kUnreachable, E::kProbeRoundFailed, Guard::kAlways, H::kUnreachable},
     {H::kUnreachable, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
     {H::kUnreachable, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
     {H::kUnreachable, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
-    // kUnreachable + kMarkSuspect has no row: it is already worse than suspect.
+    // kUnreachable + kMarkSuspect has no row: it is already worse than suspect; nor has
+    // kUnreachable + kLiftSuspect: only probe rounds bring an unreachable region back.
 }};
 
 // Overlays: which event sets which flag, and who may send it.
@@ -65,6 +78,7 @@ bool MaySend(EventSource source, E event) {
     case E::kProbeRoundUnparsed:
       return source == EventSource::kProbe;
     case E::kMarkSuspect:
+    case E::kLiftSuspect:
       return source != EventSource::kOrchestrator;
     default:  // overlays: rule 4 of DESIGN.md, observers never change administrative state
       return source == EventSource::kOperator || source == EventSource::kOrchestrator;
@@ -83,6 +97,10 @@ bool GuardHolds(Guard g, const Region& counted, const HealthThresholds& t) {
       return counted.consecutive_successes < t.rise;
     case Guard::kReachesRise:
       return counted.consecutive_successes >= t.rise;
+    case Guard::kNoFailures:
+      return counted.consecutive_failures == 0;
+    case Guard::kSomeFailures:
+      return counted.consecutive_failures > 0;
   }
   return false;
 }
@@ -109,6 +127,10 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
     case E::kMarkSuspect:
       return head + "marked suspect by " + EventSourceName(in.source) +
              (in.detail.empty() ? "" : ": " + in.detail);
+    case E::kLiftSuspect:
+      return head + "suspicion lifted by " + EventSourceName(in.source) +
+             (r.health == H::kHealthy ? "" : " (probes are still failing)") +
+             (in.detail.empty() ? "" : ": " + in.detail);
     default:
       return head + in.detail;
   }
@@ -126,6 +148,8 @@ const char* HealthEventName(HealthEvent e) {
       return "probe_round_unparsed";
     case E::kMarkSuspect:
       return "mark_suspect";
+    case E::kLiftSuspect:
+      return "lift_suspect";
     case E::kSetFenced:
       return "set_fenced";
     case E::kClearFenced:

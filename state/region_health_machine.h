@@ -21,6 +21,9 @@ enum class HealthEvent {
   // so degraded at worst, never unreachable, whatever the counters say.
   kProbeRoundUnparsed,
   kMarkSuspect,  // a webhook or an operator says something is wrong; never unreachable
+  // The alert that raised the suspicion resolved: healthy again, unless the region's own
+  // probes are failing right now (then it stays degraded and the probes decide).
+  kLiftSuspect,
   kSetFenced,
   kClearFenced,
   kSetMaintenance,

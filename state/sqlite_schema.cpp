@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 2> kMigrations{{
+constexpr std::array<Migration, 3> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -127,6 +127,29 @@ END;
     {2, "failover plan, guard checks, RPO and acknowledgement (annex_json)", R"sql(
 ALTER TABLE failovers ADD COLUMN annex_json TEXT NOT NULL DEFAULT '{}'
   CHECK (json_valid(annex_json));
+)sql"},
+    {3, "webhook deliveries (idempotency of alert webhooks)", R"sql(
+-- One row per delivery icewarden acted on; the key makes a re-delivery a no-op. Rows are
+-- never updated: a delivery is a fact, like an audit event.
+CREATE TABLE webhook_deliveries (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  key TEXT NOT NULL UNIQUE CHECK (key <> ''),
+  source TEXT NOT NULL,
+  alert TEXT NOT NULL,
+  status TEXT NOT NULL,
+  starts_at TEXT NOT NULL,
+  effect TEXT NOT NULL,
+  region TEXT NOT NULL,
+  failover_id TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  received_at INTEGER NOT NULL
+);
+-- A resolved alert finds what its firing delivery did.
+CREATE INDEX webhook_deliveries_by_alert ON webhook_deliveries (source, alert, seq);
+CREATE TRIGGER webhook_deliveries_are_facts BEFORE UPDATE ON webhook_deliveries
+BEGIN
+  SELECT RAISE(ABORT, 'webhook deliveries are never updated');
+END;
 )sql"},
 }};
 

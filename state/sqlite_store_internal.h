@@ -1,5 +1,6 @@
 // The SQLite StateStore class, shared by the files that implement it: sqlite_store.cpp
-// (opening, regions, ownership, audit) and sqlite_failovers.cpp (failovers, step journal).
+// (opening, regions, ownership, audit), sqlite_failovers.cpp (failovers, step journal) and
+// sqlite_webhooks.cpp (webhook deliveries).
 // Not for callers: they get a StateStore from OpenSqliteStore (sqlite_store.h).
 //
 // Thread-safety: every public method takes mu_; private methods expect it held.
@@ -73,6 +74,11 @@ class SqliteStore final : public StateStore {
 
   Status AppendAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
+
+  Status RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) override;
+  Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override;
+  Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
+                                                             const std::string& alert) override;
 
  private:
   // The prepared statement for `sql`, compiled on first use and kept for the life of the

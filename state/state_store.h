@@ -99,6 +99,17 @@ class StateStore {
   virtual Status AppendAudit(const AuditEvent& event) = 0;
   // Events in seq order.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
+
+  // ---- Webhook deliveries ----
+  // Records that a delivery was acted on, with its audit event, once: kConflict (and nothing
+  // written) when delivery.key is recorded already. Durable: a re-delivery after a crash
+  // must still be recognised.
+  virtual Status RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) = 0;
+  virtual Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) = 0;
+  // The deliveries of one alert (WebhookDelivery::alert) from `source`, oldest first; every
+  // delivery when both are empty.
+  virtual Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
+                                                                     const std::string& alert) = 0;
 };
 
 }  // namespace icewarden

@@ -223,4 +223,23 @@ struct AuditEvent {
   std::string detail_json = "{}";
 };
 
+// ---- Webhook deliveries -------------------------------------------------------------------
+
+// One alert (or generic event) a webhook delivered and what icewarden did about it. Alerting
+// systems deliver at least once and re-send; the key is what makes a re-delivery a no-op.
+struct WebhookDelivery {
+  // Unique: "alertmanager:<sha256 of groupKey, fingerprint, startsAt, status>" or
+  // "generic/<name>:<signature>".
+  std::string key{};
+  std::string source{};       // "alertmanager" | "generic/<name>"
+  std::string alert{};        // the alert's fingerprint or the event's id
+  std::string status{};       // "firing" | "resolved"
+  std::string starts_at{};    // as the sender wrote it (RFC 3339)
+  std::string effect{};       // mark_suspect | propose_failover | lift_suspect | withdraw | none
+  std::string region{};       // the region the effect was about; may be empty
+  std::string failover_id{};  // the proposal the alert opened or withdrew; may be empty
+  std::string outcome{};      // one sentence: what was decided
+  UnixMillis received_at = 0;
+};
+
 }  // namespace icewarden

@@ -14,6 +14,7 @@
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/api/query.h"
+#include "orchestrator/api/webhooks.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
@@ -164,6 +165,9 @@ class Api::Impl {
          &Impl::ConfirmFencing},
         {"POST", "/api/v1/failovers/{id}/abort", Permission::kAbortFailover, {}, &Impl::Abort},
         {"POST", "/api/v1/failovers/{id}/ack", Permission::kAckFailover, {}, &Impl::Ack},
+        // Webhooks authenticate themselves (a receiver's credentials, or a signature).
+        {"POST", "/api/v1/webhooks/alertmanager", std::nullopt, {}, &Impl::AlertmanagerWebhook},
+        {"POST", "/api/v1/webhooks/generic/{id}", std::nullopt, {}, &Impl::GenericWebhook},
         {"GET",
          "/api/v1/audit",
          Permission::kReadAudit,
@@ -232,7 +236,7 @@ class Api::Impl {
           "no route for " + std::string(target.path) +
               "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
-              "/healthz, /readyz, /metrics");
+              "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics");
     }
     if (route == nullptr) {
       ApiResponse res = JsonErrorResponse(405, "method_not_allowed",
@@ -342,6 +346,7 @@ class Api::Impl {
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
   void SetFailoverService(FailoverService* service) { failovers_ = service; }
+  void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
 
  private:
   ApiResponse Regions(const Call&) {
@@ -463,6 +468,20 @@ class Api::Impl {
     return out;
   }
 
+  // ---- Webhooks (webhooks.h) ----
+
+  ApiResponse AlertmanagerWebhook(const Call& call) {
+    if (webhooks_ == nullptr)
+      return JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks");
+    return HandleAlertmanagerWebhook(*webhooks_, verifier_, call.request);
+  }
+
+  ApiResponse GenericWebhook(const Call& call) {
+    if (webhooks_ == nullptr)
+      return JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks");
+    return HandleGenericWebhook(*webhooks_, call.id, call.request);
+  }
+
   ApiResponse Report(const Call& call) {
     auto report = BuildFailoverReport(store_, call.id);
     if (!report.ok()) {
@@ -502,6 +521,7 @@ class Api::Impl {
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
   const LiveView* live_ = nullptr;          // set once before serving starts
   FailoverService* failovers_ = nullptr;    // likewise
+  WebhookReceiver* webhooks_ = nullptr;     // likewise
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -517,5 +537,7 @@ void Api::CountResponse(int status) { impl_->CountResponse(status); }
 void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
 
 void Api::SetFailoverService(FailoverService* service) { impl_->SetFailoverService(service); }
+
+void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookReceiver(receiver); }
 
 }  // namespace icewarden

@@ -15,6 +15,10 @@
 //                             the failover commands (failovers.h)
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
+//   POST /api/v1/webhooks/alertmanager: Alertmanager's webhook payload v4, with a
+//                             receiver's bearer token or basic auth (webhooks.alertmanager),
+//                             or an API token that may propose_failover (orchestrator/webhooks/)
+//   POST /api/v1/webhooks/generic/{name}: an event signed with HMAC-SHA256, no token
 //   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
 //                             &limit=1..10000 (1000): the latest lag round (lag.h), one
 //                             page, "next_after": {table, replica} | null; 503 until the
@@ -46,6 +50,7 @@ namespace icewarden {
 
 class FailoverService;
 class LiveView;
+class WebhookReceiver;
 
 struct ApiRequest {
   std::string method;                          // "GET"
@@ -91,6 +96,10 @@ class Api {
   // Where the failover commands go (POST routes, failovers.h). Optional: without it they
   // answer 503. `service` must outlive the Api.
   void SetFailoverService(FailoverService* service);
+
+  // Where the webhook routes go. Optional: without it they answer 503. `receiver` must
+  // outlive the Api.
+  void SetWebhookReceiver(WebhookReceiver* receiver);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

@@ -138,6 +138,47 @@ struct ApiConfig {
   std::chrono::milliseconds write_timeout{10000};
 };
 
+// ---- webhooks: (orchestrator/config/webhooks.cpp; what they do: orchestrator/webhooks/) ----
+
+// Who may post Alertmanager webhooks: what Alertmanager's http_config sends, a bearer token
+// (`authorization: {credentials: ...}`) or HTTP basic auth (`basic_auth`). Exactly one.
+struct WebhookReceiverConfig {
+  std::string name;  // recorded in the audit log as the delivery's source
+  Secret token;      // bearer
+  std::string username;
+  Secret password;  // basic auth
+};
+
+// An endpoint POST /api/v1/webhooks/generic/{name} whose bodies are signed with HMAC-SHA256
+// over "<timestamp>.<body>".
+struct GenericWebhookConfig {
+  std::string name;
+  Secret secret;
+  std::chrono::milliseconds max_skew{std::chrono::minutes(5)};  // how old a timestamp may be
+};
+
+// One mapping rule, from an alert's labels to what icewarden does. The first rule whose every
+// matcher holds decides; an alert no rule matches does nothing.
+struct WebhookRuleConfig {
+  std::string name;
+  // Label name -> glob over its value (GlobMatch: "*" any run, "?" one character).
+  std::vector<std::pair<std::string, std::string>> match;
+  std::string effect = "none";  // mark_suspect | propose_failover | none
+  // Templates over the alert's labels ("${labels.region}"); empty means the default.
+  std::string region = "${labels.region}";  // mark_suspect: the region suspected
+  std::string route;  // propose_failover: a failovers: route whose from/to are used
+  std::string to;     // propose_failover: the target region (else the route's)
+  std::string from;   // propose_failover: optional; else the route's (when not "*") or region
+  std::string scope;  // propose_failover: default "owner:<from>"
+  int line = 0, column = 0;
+};
+
+struct WebhooksConfig {
+  std::vector<WebhookReceiverConfig> alertmanager;
+  std::vector<GenericWebhookConfig> generic;
+  std::vector<WebhookRuleConfig> rules;
+};
+
 struct StateConfig {
   std::string backend = "sqlite";
   std::string path = "icewarden.db";  // relative to the config file's folder
@@ -151,6 +192,7 @@ struct Config {
   OwnershipConfig ownership;
   PolicyConfig policies;
   std::vector<FailoverRouteConfig> failovers;
+  WebhooksConfig webhooks;
 
   const RegionConfig* FindRegion(const std::string& name) const;
   // The owner the rules assign to "namespace.table" (first matching rule, else default).

@@ -223,7 +223,8 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
-  auto map = root.Map({"api", "state", "regions", "ownership", "policies", "failovers"});
+  auto map =
+      root.Map({"api", "state", "regions", "ownership", "policies", "failovers", "webhooks"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
@@ -235,6 +236,8 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   if (auto v = map->Require("ownership")) config.ownership = ReadOwnership(*v, config.regions);
   if (auto v = map->Get("failovers"))
     config.failovers = ReadFailoverRoutes(*v, config.regions, sources);
+  if (auto v = map->Get("webhooks"))
+    config.webhooks = ReadWebhooks(*v, config.regions, config.failovers, sources);
   return config;
 }
 

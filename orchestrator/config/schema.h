@@ -40,6 +40,10 @@ void ReadProbe(const YamlValue& value, ProbeSettings* probe);
 std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
                                                     const ConfigSources& sources);
+// The `webhooks:` section (webhooks.cpp); rules may name routes, so routes come first.
+WebhooksConfig ReadWebhooks(const YamlValue& value, const std::vector<RegionConfig>& regions,
+                            const std::vector<FailoverRouteConfig>& routes,
+                            const ConfigSources& sources);
 // Reports "no region named ..." (with a did-you-mean) unless `name` is a configured region.
 void CheckRegionName(const YamlValue& v, const std::string& name,
                      const std::vector<RegionConfig>& regions);

@@ -144,6 +144,10 @@ struct LabStackOptions {
   std::string cooldown = "2m";
   std::string max_staleness = "1m";
   bool two_person_approval = false;
+  // Appended to the generated config (e.g. a webhooks: section), and added to serve's
+  // environment (the secrets it names).
+  std::string extra_yaml;
+  std::map<std::string, std::string> extra_env;
 };
 
 // What an HTTP call answered: status (-1 when there was no answer) and the body, parsed when
@@ -252,11 +256,14 @@ class LabStack {
 
   // GET /api/v2/alerts of the stack's Alertmanager.
   nlohmann::json AlertmanagerAlerts() const { return alertmanager_->Alerts(); }
+  // The stack's Alertmanager, e.g. to route its notifications to serve's webhook.
+  AlertmanagerServer& alertmanager() { return *alertmanager_; }
 
   // The environment serve runs with: the four roles' tokens and DNS_TSIG_SECRET.
   std::map<std::string, std::string> ServeEnv() const {
     std::map<std::string, std::string> env{{"DNS_TSIG_SECRET", tsig_key().secret}};
     for (const auto& [role, value] : tokens_) env[TokenVariable(role)] = value;
+    for (const auto& [name, value] : options_.extra_env) env[name] = value;
     return env;
   }
 
@@ -365,6 +372,7 @@ class LabStack {
         << "    params: {dns_server: \"" << dns_server() << "\", zone: \"" << kLabZone
         << ".\", alertmanager_url: \"" << alertmanager_url() << "\"}\n";
     }
+    y << o.extra_yaml;
     return y.str();
   }
 

@@ -231,10 +231,10 @@ TEST(ConfigValidateCli, ReportsEveryErrorWithItsPositionAndExitsTwo) {
 // test does not depend on what the calling shell exported.
 TEST(ConfigValidateCli, MissingSecretsWarnExitZeroAndFailOnlyWithStrictOrServe) {
   const std::string path = testing::SourceDir() + "/examples/local.yaml";
-  const std::map<std::string, std::string> no_tokens = {{"ICEWARDEN_VIEWER_TOKEN", ""},
-                                                        {"ICEWARDEN_OPERATOR_TOKEN", ""},
-                                                        {"ICEWARDEN_APPROVER_TOKEN", ""},
-                                                        {"ICEWARDEN_ADMIN_TOKEN", ""}};
+  const std::map<std::string, std::string> no_tokens = {
+      {"ICEWARDEN_VIEWER_TOKEN", ""},   {"ICEWARDEN_OPERATOR_TOKEN", ""},
+      {"ICEWARDEN_APPROVER_TOKEN", ""}, {"ICEWARDEN_ADMIN_TOKEN", ""},
+      {"ICEWARDEN_WEBHOOK_TOKEN", ""},  {"CI_WEBHOOK_SECRET", ""}};
   // The line that names the viewer's token, wherever comments above it put it.
   std::string at;
   {
@@ -255,13 +255,13 @@ TEST(ConfigValidateCli, MissingSecretsWarnExitZeroAndFailOnlyWithStrictOrServe) 
             std::string::npos)
       << lenient.err;
   EXPECT_NE(lenient.out.find(": ok ("), std::string::npos) << lenient.out;
-  EXPECT_NE(lenient.out.find("4 warnings"), std::string::npos) << lenient.out;
+  EXPECT_NE(lenient.out.find("6 warnings"), std::string::npos) << lenient.out;
 
   auto strict = RunCommand({IcewardenBinary(), "config", "validate", "--strict", path}, no_tokens);
   EXPECT_EQ(strict.exit_code, 2) << strict.err;
   EXPECT_NE(strict.err.find(at), std::string::npos) << strict.err;
   EXPECT_EQ(strict.err.find("warning:"), std::string::npos) << strict.err;
-  EXPECT_NE(strict.err.find("4 errors"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("6 errors"), std::string::npos) << strict.err;
   EXPECT_TRUE(strict.out.empty()) << strict.out;
 
   std::string dir = testing::MakeTempDir("icewarden-validate");

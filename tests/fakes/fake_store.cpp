@@ -185,4 +185,32 @@ Result<std::vector<AuditEvent>> FakeStore::ListAudit(const AuditQuery& query) {
   return out;
 }
 
+Status FakeStore::RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  for (const WebhookDelivery& d : deliveries_)
+    if (d.key == delivery.key)
+      return Status::Conflict("webhook delivery " + delivery.key + " is recorded");
+  deliveries_.push_back(delivery);
+  if (deliveries_.back().received_at == 0) deliveries_.back().received_at = clock_.Now();
+  AppendLocked(why);
+  return Status::Ok();
+}
+
+Result<std::optional<WebhookDelivery>> FakeStore::GetWebhookDelivery(const std::string& key) {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  for (const WebhookDelivery& d : deliveries_)
+    if (d.key == key) return std::optional<WebhookDelivery>(d);
+  return std::optional<WebhookDelivery>();
+}
+
+Result<std::vector<WebhookDelivery>> FakeStore::ListWebhookDeliveries(const std::string& source,
+                                                                      const std::string& alert) {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  std::vector<WebhookDelivery> out;
+  for (const WebhookDelivery& d : deliveries_)
+    if ((source.empty() && alert.empty()) || (d.source == source && d.alert == alert))
+      out.push_back(d);
+  return out;
+}
+
 }  // namespace icewarden::testing

@@ -47,6 +47,11 @@ class FakeStore final : public StateStore {
   Status AppendAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
 
+  Status RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) override;
+  Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override;
+  Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
+                                                             const std::string& alert) override;
+
  private:
   // (namespace key, name): the (namespace, name) order of ListOwnership.
   using TableKey = std::pair<std::string, std::string>;
@@ -62,6 +67,7 @@ class FakeStore final : public StateStore {
   std::vector<std::string> failover_order_;               // ids in creation order
   std::map<std::string, std::vector<StepRecord>> steps_;  // in first-recorded order
   std::vector<AuditEvent> audit_;
+  std::vector<WebhookDelivery> deliveries_;  // in recorded order
 };
 
 }  // namespace icewarden::testing

@@ -55,6 +55,16 @@ class ForwardingStore : public StateStore {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& q) override {
     return inner_.ListAudit(q);
   }
+  Status RecordWebhookDelivery(const WebhookDelivery& d, const AuditEvent& why) override {
+    return inner_.RecordWebhookDelivery(d, why);
+  }
+  Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override {
+    return inner_.GetWebhookDelivery(key);
+  }
+  Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
+                                                             const std::string& alert) override {
+    return inner_.ListWebhookDeliveries(source, alert);
+  }
 
  protected:
   StateStore& inner_;

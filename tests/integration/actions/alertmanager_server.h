@@ -72,6 +72,22 @@ class AlertmanagerServer {
     return nlohmann::json::parse(res->body);
   }
 
+  // Replaces alertmanager.yml with `yaml` and asks Alertmanager to reload it
+  // (POST /-/reload); true once it answered 200 (it refuses a config it cannot load).
+  bool Reconfigure(const std::string& yaml) {
+    std::ofstream(dir_ + "/alertmanager.yml") << yaml;
+    httplib::Client c("127.0.0.1", port_);
+    auto res = c.Post("/-/reload");
+    return res && res->status == 200;
+  }
+
+  // POST /api/v2/alerts with `alerts` (a JSON array); the HTTP status, -1 without an answer.
+  int PostAlerts(const nlohmann::json& alerts) const {
+    httplib::Client c("127.0.0.1", port_);
+    auto res = c.Post("/api/v2/alerts", alerts.dump(), "application/json");
+    return res ? res->status : -1;
+  }
+
   uint16_t port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 

@@ -296,6 +296,40 @@ TEST_F(ProbeSchedulerTest, SynchronousAnswersMakeOneRoundPerInterval) {
   EXPECT_EQ(timers_.pending(), 1u) << "only the next round's timer";
 }
 
+// "Probe it faster" while an alert says a region is suspect: the override applies to that
+// region alone, cuts the wait already armed, and clearing it restores the interval.
+TEST_F(ProbeSchedulerTest, AnIntervalOverrideProbesThatRegionFasterUntilCleared) {
+  auto s = Scheduler(Options());
+  std::vector<std::unique_ptr<Probe>> us, eu;
+  AddProbe(us, "catalog_config");
+  AddProbe(eu, "catalog_config");
+  ASSERT_TRUE(s->AddRegion("us-east-1", std::move(us)).ok());
+  ASSERT_TRUE(s->AddRegion("eu-central-1", std::move(eu)).ok());
+  s->Start();
+  timers_.Advance(3s);  // both ran at 0 s; their next rounds are armed for 10 s
+  ASSERT_TRUE(s->SetIntervalOverride("us-east-1", 2s).ok());
+  timers_.Advance(7s);  // to 10 s
+  auto times_of = [&](const std::string& region) {
+    std::vector<milliseconds> out;
+    for (size_t i = 0; i < rounds_.size(); ++i)
+      if (rounds_[i].region == region) out.push_back(round_times_[i]);
+    return out;
+  };
+  // The wait armed at 0 s for 10 s is cut to 0 + 2 s, which has passed: at once, at 3 s.
+  EXPECT_EQ(times_of("us-east-1"), (std::vector<milliseconds>{0s, 3s, 5s, 7s, 9s}));
+  EXPECT_EQ(times_of("eu-central-1"), (std::vector<milliseconds>{0s, 10s}))
+      << "the other region keeps its interval";
+
+  ASSERT_TRUE(s->SetIntervalOverride("us-east-1", std::nullopt).ok());
+  rounds_.clear();
+  round_times_.clear();
+  timers_.Advance(30s);  // to 40 s: the round armed at 9 s for 11 s, then every 10 s
+  EXPECT_EQ(times_of("us-east-1"), (std::vector<milliseconds>{11s, 21s, 31s}));
+
+  EXPECT_EQ(s->SetIntervalOverride("mars", 1s).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->SetIntervalOverride("us-east-1", 0s).code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(ProbeSchedulerTest, AddRegionRejectsWhatCannotWork) {
   auto s = Scheduler(Options());
   std::vector<std::unique_ptr<Probe>> none;

@@ -4,6 +4,7 @@
 
 #include "orchestrator/api/api.h"
 #include "state/json_text.h"
+#include "tests/fakes/store_digest.h"
 #include "tests/unit/orchestrator/failover_service_fixture.h"
 
 namespace icewarden::testing {
@@ -37,22 +38,7 @@ class ApiFailoverCommandsTest : public FailoverServiceTest {
   }
 
   // Everything the store holds that a refused request must leave alone.
-  std::string Digest(bool with_audit) {
-    json d;
-    d["regions"] = json::array();
-    const auto regions = store_->ListRegions();
-    const auto ownership = store_->ListOwnership({});
-    const auto failovers = store_->ListFailovers(0);
-    for (const Region& r : *regions) d["regions"].push_back({r.name, r.health, r.reason});
-    for (const Ownership& o : *ownership)
-      d["ownership"].push_back({o.table.ToString(), o.owner, o.epoch});
-    for (const Failover& f : *failovers) {
-      d["failovers"].push_back({f.id, f.version, FailoverPhaseName(f.phase), f.approvals.size()});
-      d["steps"][f.id] = store_->ListSteps(f.id)->size();
-    }
-    if (with_audit) d["audit"] = store_->ListAudit({0, 0, std::nullopt})->size();
-    return DumpJson(d);
-  }
+  std::string Digest(bool with_audit) { return StoreDigest(*store_, with_audit); }
 
   std::string ProposeViaApi() {
     ApiResponse res =

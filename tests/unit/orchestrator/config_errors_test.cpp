@@ -12,6 +12,7 @@
 
 #include "orchestrator/config/config.h"
 #include "tests/fakes/test_paths.h"
+#include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {
 namespace {
@@ -20,15 +21,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Yaml(const char* text) { return text[0] == '\n' ? text + 1 : text; }
-
-EnvLookup EnvOf(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::EnvOf;
+using testing::Yaml;
 
 std::vector<std::string> ErrorsOf(const std::string& yaml, EnvLookup env = EnvOf({})) {
   ConfigLoad load = ParseConfig(yaml, "c.yaml", std::move(env));
@@ -72,7 +66,7 @@ ownership: {default_owner: a}
 colour: blue
 )")),
               ElementsAre("c.yaml:3:1: colour: unknown key; allowed keys are 'api', 'state', "
-                          "'regions', 'ownership', 'policies', 'failovers'"));
+                          "'regions', 'ownership', 'policies', 'failovers', 'webhooks'"));
 }
 
 TEST(ConfigErrorsTest, WrongTypeNamesTheKeyAndTheExpectedType) {

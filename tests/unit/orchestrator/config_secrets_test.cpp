@@ -12,6 +12,7 @@
 
 #include "orchestrator/config/config.h"
 #include "tests/fakes/test_paths.h"
+#include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {
 namespace {
@@ -20,15 +21,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::string Yaml(const char* text) { return text[0] == '\n' ? text + 1 : text; }
-
-EnvLookup EnvOf(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::EnvOf;
+using testing::Yaml;
 
 std::vector<std::string> Strings(const std::vector<ConfigError>& errors) {
   std::vector<std::string> out;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "tests/fakes/test_paths.h"
+#include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {
 namespace {
@@ -21,17 +22,8 @@ using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Raw string literals in these tests start with a newline so that the YAML's first line
-// sits on its own line in the source; it is not part of the document.
-std::string Yaml(const char* text) { return text[0] == '\n' ? text + 1 : text; }
-
-EnvLookup EnvOf(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::EnvOf;
+using testing::Yaml;
 
 std::vector<std::string> Errors(const ConfigLoad& load) {
   std::vector<std::string> out;
@@ -309,6 +301,17 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   }
   EXPECT_EQ(directions, (std::set<std::pair<std::string, std::string>>{
                             {"us-east-1", "eu-central-1"}, {"eu-central-1", "us-east-1"}}));
+  // docs/webhooks.md's commands run against the lab: its receiver, its signed endpoint `ci`,
+  // and a critical alert proposing to fail its own region over to the other one.
+  ASSERT_EQ(c.webhooks.alertmanager.size(), 1u);
+  EXPECT_EQ(c.webhooks.alertmanager[0].token.value(), "dummy-ICEWARDEN_WEBHOOK_TOKEN");
+  ASSERT_EQ(c.webhooks.generic.size(), 1u);
+  EXPECT_EQ(c.webhooks.generic[0].name, "ci");
+  EXPECT_EQ(c.webhooks.generic[0].secret.value(), "dummy-CI_WEBHOOK_SECRET");
+  std::set<std::pair<std::string, std::string>> proposes;
+  for (const auto& rule : c.webhooks.rules)
+    if (rule.effect == "propose_failover") proposes.insert({rule.from, rule.to});
+  EXPECT_EQ(proposes, directions);
 }
 
 }  // namespace

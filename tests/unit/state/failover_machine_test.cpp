@@ -55,6 +55,8 @@ std::map<std::tuple<P, E, A>, P> LegalMoves() {
   for (A a : {A::kOperator, A::kApprover, A::kAdmin})
     for (P p : {P::kProposed, P::kApproved, P::kFencing, P::kFenced})
       m[{p, E::kAbort, a}] = P::kAborted;
+  // A webhook withdraws the proposal its alert opened, and nothing further along.
+  m[{P::kProposed, E::kAbort, A::kWebhook}] = P::kAborted;
   // Approvers confirm fencing; an operator (who may propose and abort) may not.
   for (A a : {A::kApprover, A::kAdmin, A::kExecutor})
     m[{P::kFencing, E::kConfirmFencing, a}] = P::kFenced;

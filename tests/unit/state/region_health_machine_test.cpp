@@ -95,6 +95,24 @@ TEST(RegionHealthMachine, WebhooksMaySuspectButNotDeclareUnreachable) {
   EXPECT_EQ(none.next.health, H::kUnreachable);
 }
 
+TEST(RegionHealthMachine, AResolvedAlertLiftsTheSuspicionUnlessProbesFail) {
+  HealthInput suspect{HealthEvent::kMarkSuspect, EventSource::kWebhook, "", "CatalogDown", 5};
+  HealthInput lift{HealthEvent::kLiftSuspect, EventSource::kWebhook, "", "CatalogDown resolved", 6};
+  auto marked = ApplyHealthEvent(Named(), suspect, {});
+  auto lifted = ApplyHealthEvent(marked.next, lift, {});
+  EXPECT_TRUE(lifted.accepted);
+  EXPECT_TRUE(lifted.changed);
+  EXPECT_EQ(lifted.next.health, H::kHealthy);
+  EXPECT_EQ(lifted.reason, "us-east-1 healthy: suspicion lifted by webhook: CatalogDown resolved");
+  Region failing = Named(H::kDegraded);
+  failing.consecutive_failures = 1;
+  auto kept = ApplyHealthEvent(failing, lift, {});
+  EXPECT_TRUE(kept.accepted);
+  EXPECT_FALSE(kept.changed);
+  EXPECT_EQ(kept.next.health, H::kDegraded) << "the probes decide while they fail";
+  EXPECT_FALSE(ApplyHealthEvent(Named(H::kUnreachable), lift, {}).accepted);
+}
+
 TEST(RegionHealthMachine, OnlyOperatorsAndTheOrchestratorSetOverlays) {
   for (auto source : {EventSource::kProbe, EventSource::kWebhook}) {
     auto d = ApplyHealthEvent(Named(), {HealthEvent::kSetFenced, source, "", "x", 1}, {});
@@ -130,9 +148,11 @@ TEST(RegionHealthMachine, ProbesCannotBeImpersonated) {
 TEST(RegionHealthMachine, EveryStateEventSourceCombination) {
   const std::vector<H> healths = {H::kHealthy, H::kDegraded, H::kUnreachable};
   const std::vector<HealthEvent> events = {
-      HealthEvent::kProbeRoundFailed, HealthEvent::kProbeRoundPassed,  HealthEvent::kMarkSuspect,
-      HealthEvent::kSetFenced,        HealthEvent::kClearFenced,       HealthEvent::kSetMaintenance,
-      HealthEvent::kClearMaintenance, HealthEvent::kProbeRoundUnparsed};
+      HealthEvent::kProbeRoundFailed, HealthEvent::kProbeRoundPassed,
+      HealthEvent::kMarkSuspect,      HealthEvent::kSetFenced,
+      HealthEvent::kClearFenced,      HealthEvent::kSetMaintenance,
+      HealthEvent::kClearMaintenance, HealthEvent::kProbeRoundUnparsed,
+      HealthEvent::kLiftSuspect};
   const std::vector<EventSource> sources = {EventSource::kProbe, EventSource::kWebhook,
                                             EventSource::kOperator, EventSource::kOrchestrator};
   for (H h : healths)
@@ -142,7 +162,8 @@ TEST(RegionHealthMachine, EveryStateEventSourceCombination) {
         bool probe_event = e == HealthEvent::kProbeRoundFailed ||
                            e == HealthEvent::kProbeRoundPassed ||
                            e == HealthEvent::kProbeRoundUnparsed;
-        bool overlay = !probe_event && e != HealthEvent::kMarkSuspect;
+        bool overlay =
+            !probe_event && e != HealthEvent::kMarkSuspect && e != HealthEvent::kLiftSuspect;
         bool expect = probe_event ? s == EventSource::kProbe
                       : overlay   ? (s == EventSource::kOperator || s == EventSource::kOrchestrator)
                                   : (s != EventSource::kOrchestrator && h != H::kUnreachable);

@@ -1,0 +1,216 @@
+// The real alerting loop: the lab's real Prometheus Alertmanager, routed to `icewarden
+// serve`'s webhook with http_config credentials, is posted an alert (POST /api/v2/alerts);
+// the proposal it opens quotes the alert, Alertmanager's re-sends (repeat_interval) change
+// nothing, and the alert resolved withdraws the proposal. The same receiver also posts to a
+// recorder: what this Alertmanager sends is written to the test's folder and checked against
+// the fields icewarden relies on and against the captured fixtures in tests/compat/.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "orchestrator/webhooks/webhooks.h"
+#include "tests/e2e/lab_stack.h"
+#include "tests/fakes/recording_http_server.h"
+
+namespace icewarden::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kWebhookToken = "e2e-alertmanager-webhook-token";
+
+class AlertmanagerWebhookE2eTest : public LabStackTest {
+ protected:
+  AlertmanagerWebhookE2eTest() {
+    options_.extra_yaml =
+        "webhooks:\n"
+        "  alertmanager:\n"
+        "    - {name: lab-alertmanager, token_env: ICEWARDEN_WEBHOOK_TOKEN}\n"
+        "  rules:\n"
+        "    - name: catalog-down\n"
+        "      match: {alertname: IcebergCatalogDown, severity: critical}\n"
+        "      effect: propose_failover\n"
+        "      route: us-east-1-to-eu-central-1\n";
+    options_.extra_env = {{"ICEWARDEN_WEBHOOK_TOKEN", kWebhookToken}};
+  }
+
+  // Alertmanager's webhook notifications sent so far (its own /metrics).
+  int WebhookNotifications() {
+    httplib::Client c(stack_->alertmanager_url());
+    auto res = c.Get("/metrics");
+    if (!res || res->status != 200) return -1;
+    std::smatch m;
+    static const std::regex kLine(
+        R"(alertmanager_notifications_total\{integration="webhook"\} (\d+))");
+    if (!std::regex_search(res->body, m, kLine)) return 0;
+    return std::stoi(m[1]);
+  }
+
+  json Alert(const std::string& ends_at) {
+    json a = {{"labels",
+               {{"alertname", "IcebergCatalogDown"}, {"region", kLabUs}, {"severity", "critical"}}},
+              {"annotations", {{"summary", "catalog us-east-1 does not answer"}}},
+              {"generatorURL", "http://127.0.0.1:9090/graph?g0.expr=probe_success%3D%3D0"},
+              {"startsAt", "2026-01-05T10:00:00Z"}};
+    if (!ends_at.empty()) a["endsAt"] = ends_at;
+    return json::array({a});
+  }
+
+  static json Fixture(const std::string& name) {
+    std::ifstream in(SourceDir() + "/tests/compat/alertmanager/" + name, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return json::parse(s.str(), nullptr, false);
+  }
+
+  // Every key of `fixture` is in `posted`, and each alert's keys too: the captured
+  // fixture is a faithful sample of what this Alertmanager sends.
+  static void ExpectKeysOf(const json& fixture, const json& posted) {
+    for (const auto& [key, value] : fixture.items())
+      EXPECT_TRUE(posted.contains(key)) << "Alertmanager no longer sends " << key;
+    for (const auto& [key, value] : fixture["alerts"][0].items())
+      EXPECT_TRUE(posted["alerts"][0].contains(key))
+          << "Alertmanager no longer sends alerts[]." << key;
+  }
+
+  std::string ServeLog() const {
+    std::ifstream in(stack_->serve_log());
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  json Failovers() { return stack_->Api("GET", "/api/v1/failovers", "", "viewer").body; }
+  std::size_t AuditCount() {
+    return stack_->Api("GET", "/api/v1/audit?limit=1000", "", "admin").body["events"].size();
+  }
+};
+
+TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRepeatsChangeNothing) {
+  const std::string url = stack_->serve_url() + "/api/v1/webhooks/alertmanager";
+  RecordingHttpServer recorder;
+  auto webhook = [&](const std::string& to) {
+    return "      - url: " + to +
+           "\n"
+           "        send_resolved: true\n"
+           "        http_config:\n"
+           "          authorization: {credentials: " +
+           kWebhookToken + "}\n";
+  };
+  ASSERT_TRUE(
+      stack_->alertmanager().Reconfigure("route:\n"
+                                         "  receiver: icewarden\n"
+                                         "  group_by: [alertname, region]\n"
+                                         "  group_wait: 0s\n"
+                                         "  group_interval: 1s\n"
+                                         "  repeat_interval: 2s\n"
+                                         "receivers:\n"
+                                         "  - name: icewarden\n"
+                                         "    webhook_configs:\n" +
+                                         webhook(url) + webhook(recorder.Url("/recorded"))));
+  // The guards want a healthy target: wait for the probes to say so.
+  ASSERT_TRUE(Eventually([&] {
+    const json regions = stack_->Api("GET", "/api/v1/regions", "", "viewer").body;
+    if (!regions.contains("regions") || regions["regions"].empty()) return false;
+    for (const auto& r : regions["regions"])
+      if (r["health"] != "healthy") return false;
+    return true;
+  }));
+
+  ASSERT_EQ(stack_->alertmanager().PostAlerts(Alert("")), 200);
+  json proposal;
+  ASSERT_TRUE(Eventually([&] {
+    const json list = Failovers();
+    for (const auto& f : list["failovers"])
+      if (f["proposed_by"] == "webhook:alertmanager") proposal = f;
+    return !proposal.is_null();
+  })) << "no proposal; serve log: "
+      << ServeLog();
+  EXPECT_EQ(proposal["phase"], "proposed");
+  EXPECT_EQ(proposal["from"], kLabUs);
+  EXPECT_EQ(proposal["to"], kLabEu);
+  const std::string reason = proposal["reason"];
+  EXPECT_NE(reason.find("IcebergCatalogDown"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("catalog us-east-1 does not answer"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("http://127.0.0.1:9090/graph"), std::string::npos) << reason;
+
+  // Alertmanager re-sends the same alert every repeat_interval: nothing changes. Its counter
+  // covers both webhooks of the receiver (serve and the recorder), so two re-sends to each.
+  const std::size_t audit = AuditCount();
+  const int sent = WebhookNotifications();
+  const std::size_t recorded = recorder.RequestCount();
+  ASSERT_TRUE(Eventually([&] {
+    return WebhookNotifications() >= sent + 4 && recorder.RequestCount() >= recorded + 2;
+  })) << "Alertmanager did not re-send within 30 s";
+  EXPECT_EQ(Failovers()["failovers"].size(), 1u);
+  EXPECT_EQ(AuditCount(), audit) << "a re-delivery wrote to the audit log";
+
+  // Resolved (endsAt in the past): the proposal nobody approved is withdrawn.
+  ASSERT_EQ(stack_->alertmanager().PostAlerts(Alert("2026-01-05T10:05:00Z")), 200);
+  const std::string id = proposal["id"];
+  json withdrawn;
+  ASSERT_TRUE(Eventually([&] {
+    withdrawn = stack_->Api("GET", "/api/v1/failovers/" + id, "", "viewer").body;
+    return withdrawn["phase"] == "aborted";
+  }));
+  EXPECT_NE(withdrawn["last_reason"].get<std::string>().find("resolved"), std::string::npos)
+      << withdrawn.dump();
+  auto cli = stack_->Cli({"failover", "list"}, "viewer");
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find(id), std::string::npos) << cli.out;
+
+  // What Alertmanager posted, as the recorder received it: kept in the test's folder, and
+  // version 4 with every field icewarden reads.
+  ASSERT_TRUE(Eventually([&] {
+    for (const RecordedRequest& r : recorder.Requests())
+      if (json::parse(r.body, nullptr, false).value("status", "") == "resolved") return true;
+    return false;
+  })) << "the recorder got no resolved notification";
+  const std::vector<RecordedRequest> posted = recorder.Requests();
+  json firing, resolved;
+  for (std::size_t i = 0; i < posted.size(); ++i) {
+    const RecordedRequest& r = posted[i];
+    std::ofstream(stack_->dir() + "/alertmanager-posted-" + std::to_string(i) + ".json",
+                  std::ios::binary)
+        << r.body;
+    SCOPED_TRACE("notification " + std::to_string(i) + ": " + r.body);
+    EXPECT_EQ(r.method, "POST");
+    EXPECT_EQ(r.Header("Authorization"), std::string("Bearer ") + kWebhookToken);
+    EXPECT_EQ(r.Header("User-Agent").rfind("Alertmanager/", 0), 0u) << r.Header("User-Agent");
+    auto parsed = ParseAlertmanagerPayload(r.body);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->version, "4");
+    EXPECT_EQ(parsed->receiver, "icewarden");
+    EXPECT_EQ(parsed->group_key, "{}:{alertname=\"IcebergCatalogDown\", region=\"us-east-1\"}");
+    EXPECT_EQ(parsed->truncated_alerts, 0);
+    ASSERT_EQ(parsed->alerts.size(), 1u);
+    const AlertmanagerAlert& a = parsed->alerts[0];
+    EXPECT_EQ(a.labels.at("alertname"), "IcebergCatalogDown");
+    EXPECT_EQ(a.labels.at("region"), kLabUs);
+    EXPECT_EQ(a.labels.at("severity"), "critical");
+    EXPECT_EQ(a.annotations.at("summary"), "catalog us-east-1 does not answer");
+    EXPECT_EQ(a.starts_at, "2026-01-05T10:00:00Z");
+    EXPECT_EQ(a.generator_url, "http://127.0.0.1:9090/graph?g0.expr=probe_success%3D%3D0");
+    EXPECT_FALSE(a.fingerprint.empty());
+    json doc = json::parse(r.body);
+    EXPECT_TRUE(doc["truncatedAlerts"].is_number_integer()) << "truncatedAlerts is sent";
+    (a.status == "firing" ? firing : resolved) = doc;
+    if (a.status == "resolved") {
+      EXPECT_EQ(a.ends_at, "2026-01-05T10:05:00Z");
+    }
+  }
+  ASSERT_FALSE(firing.is_null());
+  ASSERT_FALSE(resolved.is_null());
+  // The fixtures the unit tests and the benchmark replay were captured from this
+  // Alertmanager: the same fields, and the same alert (its fingerprint hashes the labels).
+  const json fixture_firing = Fixture("am-0.25-firing.json");
+  const json fixture_resolved = Fixture("am-0.25-resolved.json");
+  ExpectKeysOf(fixture_firing, firing);
+  ExpectKeysOf(fixture_resolved, resolved);
+  EXPECT_EQ(firing["alerts"][0]["fingerprint"], fixture_firing["alerts"][0]["fingerprint"]);
+  EXPECT_EQ(firing["groupKey"], fixture_firing["groupKey"]);
+}
+
+}  // namespace
+}  // namespace icewarden::testing
