@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 namespace icewarden {
 namespace {
@@ -144,10 +145,15 @@ PeerReply HandshakeReply(const error_code& ec) {
 
 // What the server did in a write and read that failed. Beast's parser errors mean bytes
 // arrived that are not a readable HTTP response, except end_of_stream: the connection
-// closed before the first byte of one.
+// closed before the first byte of one. TLS errors mean the server sent a TLS record.
 PeerReply ExchangeReply(const error_code& ec, const beast::flat_buffer& buffer,
                         const http::response_parser<http::string_body>& parser) {
   const bool got_bytes = buffer.size() > 0 || parser.got_some();
+  // An OpenSSL error after the handshake is about a TLS record the server sent: an alert
+  // (TLS 1.3 servers refuse a missing client certificate only after the handshake, with
+  // "certificate required" on our first read) or a record that does not decrypt. The server
+  // is up. Regression: such a refusal read as silence.
+  if (ec.category() == asio::error::get_ssl_category()) return PeerReply::kAnswered;
   if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
       ec != http::error::end_of_stream && ec != http::error::partial_message)
     return PeerReply::kUnparsed;
@@ -264,6 +270,21 @@ class BeastTransport final : public HttpTransport {
     phase = "write";
     lowest.expires_at(expiry);
     co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+    if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+      // A TLS server that refuses us after the handshake (TLS 1.3: a client certificate it
+      // wants) sends an alert and closes, and our write can lose the race to that close
+      // (EPIPE). The alert may still be waiting: it says why, and that the server answered.
+      if (ec && !TimedOut(ec)) {
+        error_code alert;
+        char byte = 0;
+        co_await stream.async_read_some(asio::buffer(&byte, 1),
+                                        asio::redirect_error(asio::use_awaitable, alert));
+        if (alert.category() == asio::error::get_ssl_category()) {
+          phase = "read";
+          co_return alert;
+        }
+      }
+    }
     if (ec) co_return ec;
     phase = "read";
     lowest.expires_at(expiry);
