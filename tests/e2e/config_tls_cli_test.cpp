@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_paths.h"
@@ -136,6 +137,45 @@ ownership:
   EXPECT_NE(log.find("region eu-west-1: tls.insecure_skip_verify is set"), std::string::npos)
       << log;
   EXPECT_EQ(log.find("region us-east-1: tls.insecure_skip_verify"), std::string::npos) << log;
+  std::filesystem::remove_all(dir);
+}
+
+// serve's probes reach a catalog that only a client with icewarden's certificate, trusting
+// the catalog's private CA, can talk to: the catalog counts the GET /v1/config it served.
+TEST(ConfigTlsCli, ServeProbesAnHttpsCatalogWithTheRegionsTls) {
+  if (!testing::HaveOpenSslCli()) GTEST_SKIP() << "openssl CLI is not installed";
+  const std::string dir = testing::MakeTempDir("serve-mtls");
+  testing::TestCa ca;
+  testing::TestLeaf server_cert, client;
+  std::string error;
+  ASSERT_TRUE(testing::MakeTestCa(dir, "ca", &ca, &error)) << error;
+  ASSERT_TRUE(
+      testing::MakeTestLeaf(dir, "server", ca, "IP:127.0.0.1", "serverAuth", &server_cert, &error))
+      << error;
+  ASSERT_TRUE(
+      testing::MakeTestLeaf(dir, "client", ca, "DNS:icewarden", "clientAuth", &client, &error))
+      << error;
+  testing::HttpsCatalog catalog(server_cert, ca.cert);
+  ASSERT_TRUE(catalog.valid());
+  std::ofstream(dir + "/c.yaml") << "api:\n  listen: 127.0.0.1:0\nstate:\n  path: state.db\n"
+                                    "regions:\n  - name: us-east-1\n    catalog_uri: "
+                                 << catalog.Uri()
+                                 << "\n    tls: {ca_file: ca.crt, cert_file: client.crt, "
+                                    "key_file: client.key}\n"
+                                    "    probe: {interval: 200ms, timeout: 150ms}\n"
+                                    "ownership:\n  default_owner: us-east-1\n";
+  const std::string err = dir + "/serve.err";
+  testing::Subprocess serve(
+      {"/bin/sh", "-c",
+       "exec '" + IcewardenBinary() + "' serve --config '" + dir + "/c.yaml' 2>'" + err + "'"});
+  auto line = serve.ReadLine(std::chrono::seconds(20));
+  ASSERT_TRUE(line.has_value()) << "serve printed nothing: " << Slurp(err);
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       catalog.requests() == 0 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GT(catalog.requests(), 0) << Slurp(err);
+  serve.Signal(SIGTERM);
+  EXPECT_TRUE(serve.Wait(std::chrono::seconds(10)).has_value());
   std::filesystem::remove_all(dir);
 }
 

@@ -1,5 +1,7 @@
 #include "tests/fakes/test_pki.h"
 
+#include <httplib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -59,5 +61,25 @@ bool MakeTestLeaf(const std::string& dir, const std::string& name, const TestCa&
               "-CAcreateserial", "-out", out->cert, "-days", "2", "-extfile", ext},
              error);
 }
+
+HttpsCatalog::HttpsCatalog(const TestLeaf& cert, const std::string& client_ca)
+    : server_(std::make_unique<httplib::SSLServer>(
+          cert.cert.c_str(), cert.key.c_str(), client_ca.empty() ? nullptr : client_ca.c_str())) {
+  server_->Get("/v1/config", [this](const httplib::Request&, httplib::Response& res) {
+    ++requests_;
+    res.set_content(R"({"defaults":{},"overrides":{}})", "application/json");
+  });
+  port_ = server_->bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+HttpsCatalog::~HttpsCatalog() {
+  server_->stop();
+  thread_.join();
+}
+
+bool HttpsCatalog::valid() const { return server_->is_valid() && port_ > 0; }
+
+std::string HttpsCatalog::Uri() const { return "https://127.0.0.1:" + std::to_string(port_); }
 
 }  // namespace icewarden::testing

@@ -12,14 +12,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 
-#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include "actions/catalog_session.h"
 #include "health/asio_timers.h"
@@ -38,34 +35,7 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-// An HTTPS catalog that answers GET /v1/config; with `client_ca` it demands a client
-// certificate signed by that CA.
-class HttpsCatalog {
- public:
-  HttpsCatalog(const testing::TestLeaf& cert, const std::string& client_ca = "")
-      : server_(cert.cert.c_str(), cert.key.c_str(),
-                client_ca.empty() ? nullptr : client_ca.c_str()) {
-    server_.Get("/v1/config", [this](const httplib::Request&, httplib::Response& res) {
-      ++requests_;
-      res.set_content(R"({"defaults":{},"overrides":{}})", "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~HttpsCatalog() {
-    server_.stop();
-    thread_.join();
-  }
-  bool valid() const { return server_.is_valid() && port_ > 0; }
-  std::string Uri() const { return "https://127.0.0.1:" + std::to_string(port_); }
-  int requests() const { return requests_; }
-
- private:
-  httplib::SSLServer server_;
-  int port_ = 0;
-  std::atomic<int> requests_{0};
-  std::thread thread_;
-};
+using testing::HttpsCatalog;
 
 class CatalogTlsTest : public ::testing::Test {
  protected:
