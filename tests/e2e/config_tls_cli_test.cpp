@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -58,6 +59,13 @@ std::string Slurp(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// `icewarden serve --config CONFIG` with its log (stderr) going to `err`.
+std::unique_ptr<testing::Subprocess> StartServe(const std::string& config, const std::string& err) {
+  return std::make_unique<testing::Subprocess>(std::vector<std::string>{
+      "/bin/sh", "-c",
+      "exec '" + IcewardenBinary() + "' serve --config '" + config + "' 2>'" + err + "'"});
 }
 
 TEST(ConfigTlsCli, TheReadmeExampleValidatesAsPrinted) {
@@ -124,14 +132,12 @@ ownership:
   default_owner: us-east-1
 )";
   const std::string err = dir + "/serve.err";
-  testing::Subprocess serve(
-      {"/bin/sh", "-c",
-       "exec '" + IcewardenBinary() + "' serve --config '" + dir + "/c.yaml' 2>'" + err + "'"});
-  auto line = serve.ReadLine(std::chrono::seconds(20));
+  auto serve = StartServe(dir + "/c.yaml", err);
+  auto line = serve->ReadLine(std::chrono::seconds(20));
   ASSERT_TRUE(line.has_value()) << "serve printed nothing: " << Slurp(err);
   EXPECT_NE(line->find("serving"), std::string::npos) << *line;
-  serve.Signal(SIGTERM);
-  ASSERT_TRUE(serve.Wait(std::chrono::seconds(10)).has_value());
+  serve->Signal(SIGTERM);
+  ASSERT_TRUE(serve->Wait(std::chrono::seconds(10)).has_value());
   const std::string log = Slurp(err);
   EXPECT_NE(log.find("warn"), std::string::npos) << log;
   EXPECT_NE(log.find("region eu-west-1: tls.insecure_skip_verify is set"), std::string::npos)
@@ -165,17 +171,15 @@ TEST(ConfigTlsCli, ServeProbesAnHttpsCatalogWithTheRegionsTls) {
                                     "    probe: {interval: 200ms, timeout: 150ms}\n"
                                     "ownership:\n  default_owner: us-east-1\n";
   const std::string err = dir + "/serve.err";
-  testing::Subprocess serve(
-      {"/bin/sh", "-c",
-       "exec '" + IcewardenBinary() + "' serve --config '" + dir + "/c.yaml' 2>'" + err + "'"});
-  auto line = serve.ReadLine(std::chrono::seconds(20));
+  auto serve = StartServe(dir + "/c.yaml", err);
+  auto line = serve->ReadLine(std::chrono::seconds(20));
   ASSERT_TRUE(line.has_value()) << "serve printed nothing: " << Slurp(err);
   for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
        catalog.requests() == 0 && std::chrono::steady_clock::now() < until;)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_GT(catalog.requests(), 0) << Slurp(err);
-  serve.Signal(SIGTERM);
-  EXPECT_TRUE(serve.Wait(std::chrono::seconds(10)).has_value());
+  serve->Signal(SIGTERM);
+  EXPECT_TRUE(serve->Wait(std::chrono::seconds(10)).has_value());
   std::filesystem::remove_all(dir);
 }
 
