@@ -21,13 +21,15 @@ struct CatalogSession::Impl {
     // handlers still queued are destroyed with the io_context, never invoked.
     io.stop();
     clients.clear();
-    transport.reset();
+    transports.clear();
   }
 
   ActionEnv env;
   std::shared_ptr<Clock> clock;
   boost::asio::io_context io;
-  std::unique_ptr<HttpTransport> transport = MakeBeastTransport(io);
+  // One transport per region: each has its region's TLS options (CatalogClientOptions::tls)
+  // and its own pool of connections.
+  std::map<std::string, std::unique_ptr<HttpTransport>> transports;
   std::map<std::string, std::unique_ptr<CatalogClient>> clients;
   bool abandoned = false;
 };
@@ -45,8 +47,10 @@ Result<CatalogClient*> CatalogSession::Client(const std::string& region) {
   auto options = impl_->env.catalog(region);
   if (!options)
     return Status::FailedPrecondition("region '" + region + "' has no catalog configured");
+  auto& transport = impl_->transports[region];
+  transport = MakeBeastTransport(impl_->io, options->tls);
   auto client = std::make_unique<CatalogClient>(
-      *options, CatalogClientEnv{*impl_->transport, *impl_->clock, SystemRandomBits()});
+      *options, CatalogClientEnv{*transport, *impl_->clock, SystemRandomBits()});
   CatalogClient* raw = client.get();
   impl_->clients.emplace(region, std::move(client));
   return raw;

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -25,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 namespace icewarden {
 namespace {
@@ -128,7 +131,11 @@ bool TimedOut(const error_code& ec) {
 
 // What the server did in a handshake that failed. Closed or timed out before a byte:
 // silence. Anything else (a certificate that does not verify, bytes that are not TLS)
-// means the server sent something.
+// means the server sent something. A certificate that fails verification (wrong CA in
+// our config, wrong name, expired) fails the exchange, so a probe fails and the region
+// is not healthy; but it is not silence: a server that sent a certificate is up and may be
+// taking writes from clients that trust it, and a wrong ca_file must never become fencing
+// evidence (DESIGN.md rule 7).
 PeerReply HandshakeReply(const error_code& ec) {
   if (TimedOut(ec) || ec == asio::error::eof || ec == asio::error::connection_reset ||
       ec == asio::ssl::error::stream_truncated)
@@ -138,15 +145,33 @@ PeerReply HandshakeReply(const error_code& ec) {
 
 // What the server did in a write and read that failed. Beast's parser errors mean bytes
 // arrived that are not a readable HTTP response, except end_of_stream: the connection
-// closed before the first byte of one.
+// closed before the first byte of one. TLS errors mean the server sent a TLS record.
 PeerReply ExchangeReply(const error_code& ec, const beast::flat_buffer& buffer,
                         const http::response_parser<http::string_body>& parser) {
   const bool got_bytes = buffer.size() > 0 || parser.got_some();
+  // An OpenSSL error after the handshake is about a TLS record the server sent: an alert
+  // (TLS 1.3 servers refuse a missing client certificate only after the handshake, with
+  // "certificate required" on our first read) or a record that does not decrypt. The server
+  // is up. Regression: such a refusal read as silence.
+  if (ec.category() == asio::error::get_ssl_category()) return PeerReply::kAnswered;
   if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
       ec != http::error::end_of_stream && ec != http::error::partial_message)
     return PeerReply::kUnparsed;
   return got_bytes || ec == http::error::partial_message ? PeerReply::kAnswered
                                                          : PeerReply::kSilent;
+}
+
+// Makes OpenSSL check `name` (a DNS name, or an IP literal) against the server's
+// certificate during the handshake, so that a mismatch fails the handshake with
+// X509_V_ERR_HOSTNAME_MISMATCH or X509_V_ERR_IP_ADDRESS_MISMATCH. False when OpenSSL
+// refuses the name.
+bool VerifyName(SSL* ssl, const std::string& name) {
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  error_code ec;
+  asio::ip::make_address(name, ec);
+  if (!ec) return X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) == 1;
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  return SSL_set1_host(ssl, name.c_str()) == 1;
 }
 
 // "Keep-Alive: timeout=5, max=100" -> 5s; nullopt when absent or unparsable.
@@ -245,6 +270,21 @@ class BeastTransport final : public HttpTransport {
     phase = "write";
     lowest.expires_at(expiry);
     co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+    if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+      // A TLS server that refuses us after the handshake (TLS 1.3: a client certificate it
+      // wants) sends an alert and closes, and our write can lose the race to that close
+      // (EPIPE). The alert may still be waiting: it says why, and that the server answered.
+      if (ec && !TimedOut(ec)) {
+        error_code alert;
+        char byte = 0;
+        co_await stream.async_read_some(asio::buffer(&byte, 1),
+                                        asio::redirect_error(asio::use_awaitable, alert));
+        if (alert.category() == asio::error::get_ssl_category()) {
+          phase = "read";
+          co_return alert;
+        }
+      }
+    }
     if (ec) co_return ec;
     phase = "read";
     lowest.expires_at(expiry);
@@ -286,12 +326,16 @@ class BeastTransport final : public HttpTransport {
     if (!tls_setup_error_.empty())
       co_return Status::Unavailable("tls " + where + ": " + tls_setup_error_);
     conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, ssl);
-    // SNI; host name verification applies only when verify_peer is on.
-    if (!SSL_set_tlsext_host_name(conn.tls->native_handle(), url.host.c_str())) {
+    // SNI; host name verification applies only when verify_peer is on. server_name, when
+    // set, stands for the URL's host in both.
+    const std::string& name =
+        tls_options_.server_name.empty() ? url.host : tls_options_.server_name;
+    SSL* native = conn.tls->native_handle();
+    if (!SSL_set_tlsext_host_name(native, name.c_str())) {
       co_return Status::Unavailable("tls " + where + ": cannot set SNI host name");
     }
-    if (tls_options_.verify_peer) {
-      conn.tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
+    if (tls_options_.verify_peer && !VerifyName(native, name)) {
+      co_return Status::Unavailable("tls " + where + ": cannot verify against name " + name);
     }
     auto& lowest = conn.lowest();
     lowest.expires_at(expiry);
@@ -301,7 +345,16 @@ class BeastTransport final : public HttpTransport {
     lowest.expires_at(expiry);
     co_await conn.tls->async_handshake(asio::ssl::stream_base::client,
                                        asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return fail("tls", ec, HandshakeReply(ec));
+    if (ec) {
+      Status failed = fail("tls", ec, HandshakeReply(ec));
+      const long verify = SSL_get_verify_result(native);
+      if (verify != X509_V_OK) {
+        failed =
+            failed.WithMessage(failed.message() + ": " + X509_verify_cert_error_string(verify) +
+                               " (verifying " + name + ")");
+      }
+      co_return failed;
+    }
     co_return std::nullopt;
   }
 
@@ -416,6 +469,18 @@ class BeastTransport final : public HttpTransport {
       ssl_->set_verify_mode(asio::ssl::verify_peer);
     } else {
       ssl_->set_verify_mode(asio::ssl::verify_none);
+    }
+    if (!tls_options_.cert_file.empty() && tls_setup_error_.empty()) {
+      error_code ec;
+      ssl_->use_certificate_chain_file(tls_options_.cert_file, ec);
+      if (ec) {
+        tls_setup_error_ =
+            "cannot load client certificate " + tls_options_.cert_file + ": " + ec.message();
+      } else {
+        ssl_->use_private_key(asio::buffer(tls_options_.key_pem), asio::ssl::context::pem, ec);
+        // The key is a secret: its text never goes into the message.
+        if (ec) tls_setup_error_ = "cannot use the client private key: " + ec.message();
+      }
     }
     return *ssl_;
   }

@@ -18,6 +18,10 @@
 //
 // Every response body is bounded (TlsOptions has nothing to do with that; see
 // kMaxResponseBodyBytes); a larger body fails the exchange with kUnavailable.
+// TLS (tls_options.h): one set of TlsOptions per transport, so a transport serves one
+// region (its catalog and its token endpoint); the daemon makes one per region. A
+// handshake that fails verification reports OpenSSL's verify reason ("certificate verify
+// failed: unable to get local issuer certificate", "... hostname mismatch").
 // Thread-safety: call Send/RunAfter only from the thread running the io_context.
 // Lifetime: the io_context must outlive the transport, and the transport must outlive every
 // exchange it started (destroy it only after the io_context has stopped running).
@@ -29,20 +33,13 @@
 #include <string>
 
 #include "health/http_transport.h"
+#include "health/tls_options.h"
 
 namespace boost::asio {
 class io_context;
 }  // namespace boost::asio
 
 namespace icewarden {
-
-struct TlsOptions {
-  // Verify the server certificate chain and host name (SNI is always sent). Turning this
-  // off is for labs with self-signed certificates only.
-  bool verify_peer = true;
-  // A PEM bundle of trusted CAs, used in addition to the system's default CA paths.
-  std::string ca_file;
-};
 
 struct PoolOptions {
   // Idle connections kept per scheme://host:port; a connection that finds the pool full is

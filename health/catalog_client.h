@@ -47,6 +47,7 @@
 #include "health/catalog_channel.h"
 #include "health/catalog_model.h"
 #include "health/http_transport.h"
+#include "health/tls_options.h"
 #include "health/uuid_v7.h"
 #include "state/clock.h"
 #include "state/status.h"
@@ -91,6 +92,10 @@ struct CatalogClientOptions {
   // Called on the transport's executor for every answer the client could not parse. May
   // be empty.
   std::function<void(const UnparsedAnswer&)> on_unparsed;
+  // How to speak TLS to this catalog. The client sends through the transport it is given
+  // and never reads this: it is for whoever makes that transport (MakeBeastTransport), so
+  // that one CatalogClientOptions says everything about reaching a region.
+  TlsOptions tls;
 };
 
 struct CatalogClientEnv {

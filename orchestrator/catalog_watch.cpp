@@ -96,7 +96,8 @@ struct CatalogWatch::Loop {
   boost::asio::io_context io;
   std::unique_ptr<Timers> timers = MakeAsioTimers(io);
   std::unique_ptr<TcpConnector> tcp = MakeAsioTcpConnector(io);
-  std::unique_ptr<HttpTransport> transport = MakeBeastTransport(io);
+  // One transport per region, with the region's TLS options and its own connection pool.
+  std::map<std::string, std::unique_ptr<HttpTransport>> transports;
   // Two clients per region: probes must not wait out 503 Retry-After (a probe has its own
   // deadline), while lag rounds should ride out a busy catalog.
   std::map<std::string, std::unique_ptr<CatalogClient>> probe_clients, lag_clients;
@@ -132,10 +133,9 @@ struct CatalogWatch::Loop {
 
     std::map<std::string, CatalogClient*> lag_targets;
     for (const auto& rc : config.regions) {
-      CatalogClientOptions options;
-      options.base_uri = rc.catalog_uri;
-      options.warehouse = rc.warehouse;
-      options.auth = AuthFor(rc.auth);
+      CatalogClientOptions options = CatalogOptionsFor(rc);
+      auto& transport = transports[rc.name];
+      transport = MakeBeastTransport(io, options.tls);
       options.default_deadline = rc.probe.timeout;
       options.retry.max_503_retries = 0;
       options.on_unparsed = [this, region = rc.name](const UnparsedAnswer& a) {

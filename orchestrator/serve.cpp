@@ -94,7 +94,7 @@ int CmdConfigValidate(const std::string& path, bool strict) {
             << " failover routes)";
   if (!load.warnings.empty()) {
     std::cout << "; " << count(load.warnings.size(), "warning")
-              << ": secrets not available here (--strict makes them errors)";
+              << ": secrets or files not available here (--strict makes them errors)";
   }
   std::cout << '\n';
   return kExitOk;
@@ -109,6 +109,7 @@ int CmdServe(const ServeOptions& options) {
     return kExitUsage;
   }
   Config config = std::move(*load.config);
+  for (const auto& line : InsecureTlsWarnings(config)) spdlog::warn("{}", line);
   if (!options.listen.empty()) config.api.listen = options.listen;
   if (!options.state_path.empty()) config.state.path = options.state_path;
 

@@ -70,11 +70,23 @@ struct CatalogAuthConfig {
   std::string token_uri;  // kOAuth2, optional: else the catalog's oauth2-server-uri
 };
 
+// How icewarden speaks TLS to a region's catalog and its OAuth2 token endpoint (`tls:`
+// under a region). Paths are resolved against the config's folder; the key is a secret
+// (key_file or key_env) like a token.
+struct CatalogTlsConfig {
+  std::string ca_file;                // PEM CA bundle, trusted in addition to the system's CAs
+  std::string cert_file;              // mutual TLS: client certificate (PEM), with `key`
+  Secret key;                         // its private key (PEM)
+  std::string server_name;            // SNI and certificate name instead of the URI's host
+  bool insecure_skip_verify = false;  // no certificate check at all: labs only
+};
+
 struct RegionConfig {
   std::string name;
   std::string catalog_uri;  // "https://catalog.us-east-1.example.com/api/catalog"
   std::string warehouse;    // optional
   CatalogAuthConfig auth;
+  CatalogTlsConfig tls;
   ProbeSettings probe;
 };
 

@@ -1,4 +1,5 @@
-// The `regions` section: catalogs, their credentials and their probe settings.
+// The `regions` section: catalogs, their credentials and their probe settings (TLS is in
+// catalog_tls.cpp).
 
 #include <algorithm>
 #include <charconv>
@@ -191,7 +192,7 @@ std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSetting
   if (items->empty()) value.Error("must list at least one region");
   std::map<std::string, std::string> first_path_of_name;
   for (const auto& item : *items) {
-    auto map = item.Map({"name", "catalog_uri", "warehouse", "auth", "probe"});
+    auto map = item.Map({"name", "catalog_uri", "warehouse", "auth", "tls", "probe"});
     if (!map) continue;
     RegionConfig region;
     region.probe = defaults;
@@ -211,6 +212,7 @@ std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSetting
     ReadUrl(*map, "catalog_uri", /*required=*/true, &region.catalog_uri);
     map->Read("warehouse", &region.warehouse);
     if (auto v = map->Get("auth")) region.auth = ReadAuth(*v, sources);
+    if (auto v = map->Get("tls")) region.tls = ReadCatalogTls(*v, region, sources);
     if (auto v = map->Get("probe")) ReadProbe(*v, &region.probe);
     regions.push_back(std::move(region));
   }

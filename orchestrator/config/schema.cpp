@@ -241,17 +241,12 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   return config;
 }
 
-namespace {
-
-// A secret the file names correctly but that is not available where the config is read.
-void SecretMissing(const YamlValue& origin, const ConfigSources& sources,
-                   const std::string& message) {
+void ReportNotAvailableHere(const YamlValue& origin, const ConfigSources& sources,
+                            const std::string& message) {
   if (sources.missing_secrets == nullptr) return origin.Error(message);
   YamlValue(origin.node(), origin.mark(), origin.path(), sources.missing_secrets)
       .Error(message + " (icewarden serve needs it)");
 }
-
-}  // namespace
 
 std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_key,
                                      const std::string& file_key, const ConfigSources& sources) {
@@ -274,7 +269,7 @@ std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_
     }
     auto secret = sources.env(*name);
     if (!secret || secret->empty()) {
-      SecretMissing(*env_value, sources, "environment variable " + *name + " is not set");
+      ReportNotAvailableHere(*env_value, sources, "environment variable " + *name + " is not set");
       return std::nullopt;
     }
     return SecretRead{Secret(std::move(*secret)), *env_value};
@@ -285,7 +280,8 @@ std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_
   // Absent or unreadable here is a secret that lives elsewhere (production hosts); one that
   // opens but cannot be used (too large, a folder) is a wrong path wherever it is read.
   if (::access(resolved.c_str(), R_OK) != 0) {
-    SecretMissing(*file_value, sources, "cannot read '" + resolved + "': " + std::strerror(errno));
+    ReportNotAvailableHere(*file_value, sources,
+                           "cannot read '" + resolved + "': " + std::strerror(errno));
     return std::nullopt;
   }
   auto text = ReadFileText(resolved, kMaxSecretBytes);
@@ -297,7 +293,7 @@ std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_
   std::string secret = std::move(text.value());
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
   if (secret.empty()) {
-    SecretMissing(*file_value, sources, "secret file '" + resolved + "' is empty");
+    ReportNotAvailableHere(*file_value, sources, "secret file '" + resolved + "' is empty");
     return std::nullopt;
   }
   return SecretRead{Secret(std::move(secret)), *file_value};

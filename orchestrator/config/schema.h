@@ -36,6 +36,10 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources);
 std::vector<RegionConfig> ReadRegions(const YamlValue& value, const ProbeSettings& defaults,
                                       const ConfigSources& sources);
 void ReadProbe(const YamlValue& value, ProbeSettings* probe);
+// A region's `tls:` mapping (catalog_tls.cpp), read after its catalog_uri and auth, which
+// it is checked against.
+CatalogTlsConfig ReadCatalogTls(const YamlValue& value, const RegionConfig& region,
+                                const ConfigSources& sources);
 // The `failovers:` list of routes (routes.cpp).
 std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
@@ -64,6 +68,12 @@ struct SecretRead {
 };
 std::optional<SecretRead> ReadSecret(const YamlMap& map, const std::string& env_key,
                                      const std::string& file_key, const ConfigSources& sources);
+
+// A secret or a file that the config names correctly but that cannot be read where the
+// config is read (production hosts have them, CI does not): an error, or a warning when
+// sources.missing_secrets says so.
+void ReportNotAvailableHere(const YamlValue& origin, const ConfigSources& sources,
+                            const std::string& message);
 
 // `path` as is when absolute, else relative to the config's folder.
 std::string ResolvePath(const ConfigSources& sources, const std::string& path);

@@ -52,6 +52,18 @@ class TlsServer {
   std::thread thread_;
 };
 
+// Verifying, with `ca_file` (may be empty) besides the system's CAs.
+TlsOptions Trusting(std::string ca_file) {
+  TlsOptions tls;
+  tls.ca_file = std::move(ca_file);
+  return tls;
+}
+TlsOptions Unverified() {
+  TlsOptions tls;
+  tls.verify_peer = false;
+  return tls;
+}
+
 Result<HttpResponse> Get(const std::string& url, TlsOptions tls) {
   boost::asio::io_context io;
   auto transport = MakeBeastTransport(io, tls);
@@ -81,7 +93,7 @@ class BeastTlsTest : public ::testing::Test {
 TEST_F(BeastTlsTest, AVerifiedCertificateCompletesTheRequest) {
   TlsServer server(dir_ + "/good.crt", dir_ + "/good.key");
   ASSERT_TRUE(server.valid());
-  auto res = Get(server.Url(), TlsOptions{true, dir_ + "/good.crt"});
+  auto res = Get(server.Url(), Trusting(dir_ + "/good.crt"));
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("overrides"), std::string::npos);
@@ -89,7 +101,7 @@ TEST_F(BeastTlsTest, AVerifiedCertificateCompletesTheRequest) {
 
 TEST_F(BeastTlsTest, AnUntrustedCertificateIsRefused) {
   TlsServer server(dir_ + "/good.crt", dir_ + "/good.key");
-  auto res = Get(server.Url(), TlsOptions{true, ""});  // system CAs only
+  auto res = Get(server.Url(), Trusting(""));  // system CAs only
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(res.status().message().find("tls"), std::string::npos) << res.status().message();
@@ -97,14 +109,14 @@ TEST_F(BeastTlsTest, AnUntrustedCertificateIsRefused) {
 
 TEST_F(BeastTlsTest, ACertificateForAnotherHostIsRefused) {
   TlsServer server(dir_ + "/other.crt", dir_ + "/other.key");
-  auto res = Get(server.Url(), TlsOptions{true, dir_ + "/other.crt"});
+  auto res = Get(server.Url(), Trusting(dir_ + "/other.crt"));
   ASSERT_FALSE(res.ok()) << "a certificate for catalog.example.com must not pass for 127.0.0.1";
   EXPECT_NE(res.status().message().find("tls"), std::string::npos) << res.status().message();
 }
 
 TEST_F(BeastTlsTest, SkippingVerificationIsAnExplicitChoice) {
   TlsServer server(dir_ + "/other.crt", dir_ + "/other.key");
-  auto res = Get(server.Url(), TlsOptions{false, ""});
+  auto res = Get(server.Url(), Unverified());
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(res->status, 200);
 }
