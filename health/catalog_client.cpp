@@ -1,5 +1,6 @@
 #include "health/catalog_client.h"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -13,15 +14,51 @@ constexpr const char* kListTables = "GET /v1/{prefix}/namespaces/{namespace}/tab
 constexpr const char* kLoadTable = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}";
 constexpr const char* kUpdateTable = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}";
 
-// Namespace levels joined by the unit separator and percent-encoded: "a%1Fb". A server's
-// `namespace-separator` override is not needed: the spec obliges servers to accept 0x1F.
-std::string EncodeNamespace(const Namespace& ns) {
+// The raw text of a url-encoded separator ("%2E" -> "."), or nullopt when it is not one that
+// can go into a path as given: only unreserved characters and %XX escapes.
+std::optional<std::string> DecodedSeparator(std::string_view encoded) {
+  if (encoded.empty()) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    const unsigned char c = encoded[i];
+    if (c == '%') {
+      if (i + 2 >= encoded.size() || !std::isxdigit(static_cast<unsigned char>(encoded[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(encoded[i + 2])))
+        return std::nullopt;
+      out.push_back(
+          static_cast<char>(std::stoi(std::string(encoded.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// Namespace levels, each percent-encoded, joined by the separator the catalog advertises
+// (`namespace-separator` in its config, url-encoded as the spec says), as the Java reference
+// client joins them; "%1F" (the unit separator) when it advertises none. The spec obliges
+// servers to accept %1F too, so %1F is also used when the advertised separator is malformed
+// or occurs inside a level (joining with it would split that level in two).
+std::string EncodeNamespace(const Namespace& ns, const CatalogConfig* config = nullptr) {
+  std::string separator = "%1F";
+  if (config != nullptr) {
+    if (auto it = config->properties.find("namespace-separator"); it != config->properties.end()) {
+      auto raw = DecodedSeparator(it->second);
+      const bool splits = raw && std::any_of(ns.begin(), ns.end(), [&](const std::string& level) {
+                            return level.find(*raw) != std::string::npos;
+                          });
+      if (raw && !splits) separator = it->second;
+    }
+  }
   std::string joined;
   for (size_t i = 0; i < ns.size(); ++i) {
-    if (i) joined.push_back('\x1f');
-    joined += ns[i];
+    if (i) joined += separator;
+    joined += PercentEncode(ns[i]);
   }
-  return PercentEncode(joined);
+  return joined;
 }
 
 std::string NamespaceForPeople(const Namespace& ns) {
@@ -169,7 +206,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
   }
 
   std::string TablePath(const TableIdent& t) const {
-    return Root() + "/namespaces/" + EncodeNamespace(t.namespace_levels) + "/tables/" +
+    return Root() + "/namespaces/" +
+           EncodeNamespace(t.namespace_levels, config_ ? &*config_ : nullptr) + "/tables/" +
            PercentEncode(t.name);
   }
 
@@ -243,7 +281,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     l->done = std::move(done);
     l->url_for = [this, parent](const std::optional<std::string>& token) {
       std::string q;
-      if (parent && !parent->empty()) q = "parent=" + EncodeNamespace(*parent);
+      if (parent && !parent->empty())
+        q = "parent=" + EncodeNamespace(*parent, config_ ? &*config_ : nullptr);
       std::string page = PageQuery(token);
       if (!page.empty()) q += (q.empty() ? "" : "&") + page;
       return Root() + "/namespaces" + (q.empty() ? "" : "?" + q);
@@ -270,8 +309,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
     l->done = std::move(done);
     l->url_for = [this, ns](const std::optional<std::string>& token) {
       std::string page = PageQuery(token);
-      return Root() + "/namespaces/" + EncodeNamespace(ns) + "/tables" +
-             (page.empty() ? "" : "?" + page);
+      return Root() + "/namespaces/" + EncodeNamespace(ns, config_ ? &*config_ : nullptr) +
+             "/tables" + (page.empty() ? "" : "?" + page);
     };
     l->parse = [](const std::string& body,
                   std::vector<TableIdent>& items) -> Result<std::optional<std::string>> {

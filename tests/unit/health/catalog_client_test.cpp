@@ -123,6 +123,58 @@ TEST_F(CatalogClientTest, ListTablesFollowsThreePagesInNestedNamespace) {
   EXPECT_EQ((**c)[2].name, "users");
 }
 
+// A catalog's advertised `namespace-separator` (url-encoded, as the spec says) joins the levels
+// of every namespace in a path or a `parent`, as the Java reference client joins them; one that
+// would split a level, or is not url-encoded, gives way to %1F, which servers must accept.
+TEST_F(CatalogClientTest, NamespacesAreJoinedWithTheAdvertisedSeparator) {
+  auto client = Client();
+  transport_.Expect("GET", kConfigUrl, JsonResponse(200, R"({"defaults": {},
+                      "overrides": {"prefix": "lake-eu", "namespace-separator": "%2E"}})"));
+  Caught<CatalogConfig> config;
+  client->GetConfig(config.Callback());
+  ASSERT_TRUE(config->ok()) << config->status().ToString();
+
+  transport_.Expect(
+      "GET", std::string(kRoot) + "/namespaces/sales%2Eeu%20west/tables?pageToken=&pageSize=100",
+      JsonResponse(200, R"({"identifiers": []})"));
+  Caught<std::vector<TableIdent>> tables;
+  client->ListTables({"sales", "eu west"}, tables.Callback());
+  ASSERT_TRUE(tables->ok()) << tables->status().ToString();
+
+  transport_.Expect("GET",
+                    std::string(kRoot) + "/namespaces?parent=sales%2Eeu&pageToken=&pageSize=100",
+                    JsonResponse(200, R"({"namespaces": []})"));
+  Caught<std::vector<Namespace>> namespaces;
+  client->ListNamespaces(Namespace{"sales", "eu"}, namespaces.Callback());
+  ASSERT_TRUE(namespaces->ok()) << namespaces->status().ToString();
+
+  // "v1.2" holds the separator itself: joined with it, the server would read three levels.
+  transport_.Expect(
+      "GET", std::string(kRoot) + "/namespaces/sales%1Fv1.2/tables/orders?snapshots=all",
+      JsonResponse(404,
+                   R"({"error": {"message": "no", "type": "NoSuchTableException", "code": 404}})"));
+  Caught<LoadTableOutcome> load;
+  client->LoadTable(TableIdent{{"sales", "v1.2"}, "orders"}, std::nullopt, load.Callback());
+  ASSERT_FALSE(load->ok());
+  EXPECT_EQ(load->status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CatalogClientTest, AMalformedSeparatorGivesWayToTheUnitSeparator) {
+  auto client = Client();
+  transport_.Expect(
+      "GET", kConfigUrl,
+      JsonResponse(200, R"({"overrides": {"prefix": "lake-eu", "namespace-separator": "/"}})"));
+  Caught<CatalogConfig> config;
+  client->GetConfig(config.Callback());
+  ASSERT_TRUE(config->ok()) << config->status().ToString();
+  transport_.Expect("GET",
+                    std::string(kRoot) + "/namespaces/sales%1Feu/tables?pageToken=&pageSize=100",
+                    JsonResponse(200, R"({"identifiers": []})"));
+  Caught<std::vector<TableIdent>> tables;
+  client->ListTables({"sales", "eu"}, tables.Callback());
+  ASSERT_TRUE(tables->ok()) << tables->status().ToString();
+}
+
 TEST_F(CatalogClientTest, ListingStopsWhenTheServerRepeatsAPageToken) {
   auto client = Client();
   LoadConfig(*client);
