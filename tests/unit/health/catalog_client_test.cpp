@@ -301,6 +301,27 @@ TEST_F(CatalogClientTest, LoadTableWithEtagSendsIfNoneMatchAndReportsNotModified
             "vended-credentials");
 }
 
+// An ETag is opaque: a weak one (W/"...", as some catalogs send) goes back in If-None-Match
+// byte for byte, prefix, quotes and all.
+TEST_F(CatalogClientTest, AWeakEtagGoesBackByteForByte) {
+  auto client = Client();
+  LoadConfig(*client);
+  const std::string url = std::string(kRoot) + "/namespaces/sales/tables/orders?snapshots=all";
+  const std::string weak = "W/\"0f3a:v3 \\x\"";
+  transport_.Expect("GET", url, JsonResponse(200, kLoadTableBody, {{"ETag", weak}}));
+  transport_.Expect("GET", url, HttpResponse{304, {{"ETag", weak}}, ""});
+  TableIdent orders{{"sales"}, "orders"};
+  Caught<LoadTableOutcome> first;
+  client->LoadTable(orders, std::nullopt, first.Callback());
+  ASSERT_TRUE(first->ok()) << first->status().ToString();
+  EXPECT_EQ((*first)->table.etag, weak);
+  Caught<LoadTableOutcome> second;
+  client->LoadTable(orders, (*first)->table.etag, second.Callback());
+  ASSERT_TRUE(second->ok()) << second->status().ToString();
+  EXPECT_TRUE((*second)->not_modified);
+  EXPECT_EQ(transport_.requests().back().headers.Get("If-None-Match"), weak);
+}
+
 TEST_F(CatalogClientTest, ErrorsMapToStatusCodesWithTheServersMessage) {
   struct Case {
     int http;
