@@ -17,7 +17,8 @@ constexpr const char* kUpdateTable = "POST /v1/{prefix}/namespaces/{namespace}/t
 // The raw text of a url-encoded separator ("%2E" -> "."), or nullopt when it is not one that
 // can go into a path as given: only unreserved characters and %XX escapes.
 std::optional<std::string> DecodedSeparator(std::string_view encoded) {
-  if (encoded.empty()) return std::nullopt;
+  // A separator is a character or two; anything long is not one (and would go in every path).
+  if (encoded.empty() || encoded.size() > 12) return std::nullopt;
   std::string out;
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     const unsigned char c = encoded[i];

@@ -35,13 +35,6 @@ constexpr std::int64_t kMaxListLimit = 1000;
 constexpr std::size_t kMaxAuthorizationBytes = 4096;
 constexpr std::size_t kMaxFilterBytes = 1024;
 
-ApiResponse JsonResponse(int status, const json& body) {
-  ApiResponse res;
-  res.status = status;
-  res.body = DumpJson(body);
-  return res;
-}
-
 ApiResponse BadRequest(const std::string& message) {
   return JsonErrorResponse(400, "bad_request", message);
 }
@@ -92,6 +85,13 @@ ActorKind ActorOf(Role role) {
 }
 
 }  // namespace
+
+ApiResponse JsonResponse(int status, const json& body) {
+  ApiResponse res;
+  res.status = status;
+  res.body = DumpJson(body);
+  return res;
+}
 
 ApiResponse JsonErrorResponse(int status, std::string_view code, std::string_view message) {
   ApiResponse res;

@@ -42,6 +42,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "orchestrator/config/config.h"
 #include "state/clock.h"
 #include "state/state_store.h"
@@ -74,6 +76,8 @@ inline constexpr std::size_t kApiMaxTargetBytes = 8192;
 
 // A JSON error response: {"error":{"code":code,"message":message}}.
 ApiResponse JsonErrorResponse(int status, std::string_view code, std::string_view message);
+// `body` as the response, written through DumpJson.
+ApiResponse JsonResponse(int status, const nlohmann::json& body);
 
 class Api {
  public:

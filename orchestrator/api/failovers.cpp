@@ -10,13 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-ApiResponse Json(int status, const json& body) {
-  ApiResponse res;
-  res.status = status;
-  res.body = DumpJson(body);
-  return res;
-}
-
 ApiResponse Bad(const std::string& message) {
   return JsonErrorResponse(400, "bad_request", message);
 }
@@ -84,7 +77,7 @@ const char* ErrorCodeOf(const Status& s) {
 }
 
 ApiResponse Answer(const CommandOutcome& out, int ok_status) {
-  if (out.status.ok()) return Json(ok_status, out.body);
+  if (out.status.ok()) return JsonResponse(ok_status, out.body);
   json body = out.body.is_object() ? out.body : json::object();
   std::string code = ErrorCodeOf(out.status);
   if (body.contains("code")) {
@@ -92,7 +85,7 @@ ApiResponse Answer(const CommandOutcome& out, int ok_status) {
     body.erase("code");
   }
   body["error"] = {{"code", code}, {"message", out.status.message()}};
-  return Json(HttpStatusOf(out.status), body);
+  return JsonResponse(HttpStatusOf(out.status), body);
 }
 
 }  // namespace

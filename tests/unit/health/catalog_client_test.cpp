@@ -160,19 +160,24 @@ TEST_F(CatalogClientTest, NamespacesAreJoinedWithTheAdvertisedSeparator) {
 }
 
 TEST_F(CatalogClientTest, AMalformedSeparatorGivesWayToTheUnitSeparator) {
-  auto client = Client();
-  transport_.Expect(
-      "GET", kConfigUrl,
-      JsonResponse(200, R"({"overrides": {"prefix": "lake-eu", "namespace-separator": "/"}})"));
-  Caught<CatalogConfig> config;
-  client->GetConfig(config.Callback());
-  ASSERT_TRUE(config->ok()) << config->status().ToString();
-  transport_.Expect("GET",
-                    std::string(kRoot) + "/namespaces/sales%1Feu/tables?pageToken=&pageSize=100",
-                    JsonResponse(200, R"({"identifiers": []})"));
-  Caught<std::vector<TableIdent>> tables;
-  client->ListTables({"sales", "eu"}, tables.Callback());
-  ASSERT_TRUE(tables->ok()) << tables->status().ToString();
+  // A raw path character, a broken escape, and something far longer than a separator.
+  for (const std::string& separator :
+       std::vector<std::string>{"/", "%2", "%ZZ", std::string(40, '-')}) {
+    auto client = Client();
+    transport_.Expect("GET", kConfigUrl,
+                      JsonResponse(200, R"({"overrides": {"prefix": "lake-eu", )"
+                                        R"("namespace-separator": ")" +
+                                            separator + R"("}})"));
+    Caught<CatalogConfig> config;
+    client->GetConfig(config.Callback());
+    ASSERT_TRUE(config->ok()) << config->status().ToString();
+    transport_.Expect("GET",
+                      std::string(kRoot) + "/namespaces/sales%1Feu/tables?pageToken=&pageSize=100",
+                      JsonResponse(200, R"({"identifiers": []})"));
+    Caught<std::vector<TableIdent>> tables;
+    client->ListTables({"sales", "eu"}, tables.Callback());
+    ASSERT_TRUE(tables->ok()) << separator << ": " << tables->status().ToString();
+  }
 }
 
 TEST_F(CatalogClientTest, ListingStopsWhenTheServerRepeatsAPageToken) {
