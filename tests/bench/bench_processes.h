@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,14 @@
 #endif
 
 namespace icewarden::bench {
+
+// User + system CPU seconds of this process, all its threads (system only: the kernel's part).
+inline double SelfCpuSeconds(bool system_only = false) {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return system_only ? s(u.ru_stime) : s(u.ru_utime) + s(u.ru_stime);
+}
 
 // utime + stime of a live process (all its threads), in seconds; -1 when unreadable.
 inline double ProcessCpuSeconds(pid_t pid) {

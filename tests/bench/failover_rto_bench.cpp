@@ -54,13 +54,6 @@ using nlohmann::json;
 
 double Seconds(Steady::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double CpuSeconds(bool system_only = false) {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return system_only ? s(u.ru_stime) : s(u.ru_utime) + s(u.ru_stime);
-}
-
 constexpr const char* kZone = "lake.bench.";
 
 // Median seconds of `reps` calls of `f` (each must return true).
@@ -261,8 +254,8 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
   const std::string hash = rig.PlanHashOf(id);
   sync();  // the setup's writes (seeding, claims) are not the failover's to flush
 
-  const double cpu0 = CpuSeconds(), sys0 = CpuSeconds(true), lab_cpu0 = lab.CpuSeconds(),
-               named_cpu0 = named.CpuSeconds();
+  const double cpu0 = bench::SelfCpuSeconds(), sys0 = bench::SelfCpuSeconds(true),
+               lab_cpu0 = lab.CpuSeconds(), named_cpu0 = named.CpuSeconds();
   const auto t0 = Steady::now();
   if (auto e = rig.Approve(id, hash); !e.empty()) {
     std::fprintf(stderr, "approve: %s\n", e.c_str());
@@ -280,7 +273,7 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
     }
   }
   auto done = rig.WaitForDrive(id, FailoverPhase::kCompleted, 60min);
-  const double cpu = CpuSeconds() - cpu0, sys = CpuSeconds(true) - sys0;
+  const double cpu = bench::SelfCpuSeconds() - cpu0, sys = bench::SelfCpuSeconds(true) - sys0;
   const double lab_cpu = lab.CpuSeconds() - lab_cpu0;
   const double named_cpu = named.CpuSeconds() - named_cpu0;
   if (!done) return 1;

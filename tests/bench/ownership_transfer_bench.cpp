@@ -41,13 +41,7 @@ using bench::LabProcess;
 
 double Seconds(Steady::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// User + system CPU seconds of this process (with --in-process, the lab's threads included).
-double CpuSeconds(bool system_only = false) {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return system_only ? s(u.ru_stime) : s(u.ru_utime) + s(u.ru_stime);
-}
+// With --in-process, this process's CPU includes the lab's threads.
 
 // The lab either way: in this process (lab::Lab) or as its own (LabProcess).
 class BenchLab {
@@ -171,10 +165,11 @@ int Run(int n, int latency_ms, int concurrency, int batch_size, bool in_process)
   auto action = MakeOwnershipTransferAction(env);
   nlohmann::json params{{"concurrency", concurrency}, {"batch_size", batch_size}};
   auto start = Steady::now();
-  double cpu_start = CpuSeconds(), sys_start = CpuSeconds(true), lab_cpu_start = lab.CpuSeconds();
+  double cpu_start = bench::SelfCpuSeconds(), sys_start = bench::SelfCpuSeconds(true),
+         lab_cpu_start = lab.CpuSeconds();
   ActionResult result = action->Run(params, ctx);
   double wall = Seconds(Steady::now() - start);
-  double cpu = CpuSeconds() - cpu_start, sys = CpuSeconds(true) - sys_start;
+  double cpu = bench::SelfCpuSeconds() - cpu_start, sys = bench::SelfCpuSeconds(true) - sys_start;
   double lab_cpu = lab.CpuSeconds() - lab_cpu_start;
   int moved = 0;
   if (auto detail = nlohmann::json::parse(result.detail_json, nullptr, false); detail.is_object())

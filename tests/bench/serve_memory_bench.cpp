@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
       TableIdent t{{"ns" + std::to_string(i % 500)}, "table_" + std::to_string(i)};
       batch.push_back({t, 0, "region-" + std::to_string(i % regions), ""});
       if (batch.size() == 5000 || i + 1 == tables) {
-        Status s = (*store)->CompareAndSetOwnership(batch, {0, 0, "bench", "bench", "ownership.seed", "", "seed", "{}"});
+        Status s = (*store)->CompareAndSetOwnership(
+            batch, {0, 0, "bench", "bench", "ownership.seed", "", "seed", "{}"});
         if (!s.ok()) {
           std::cerr << s.ToString() << '\n';
           return 1;
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
 
   std::ofstream(dir + "/token") << "bench-token\n";
   std::ofstream cfg(dir + "/icewarden.yaml");
-  cfg << "api:\n  listen: 127.0.0.1:0\n  tokens:\n    - name: bench\n      role: admin\n      token_file: token\n"
+  cfg << "api:\n  listen: 127.0.0.1:0\n  tokens:\n    - name: bench\n      role: admin\n      "
+         "token_file: token\n"
       << "state:\n  path: state.db\nregions:\n";
   for (int r = 0; r < regions; ++r)
     cfg << "  - name: region-" << r << "\n    catalog_uri: http://127.0.0.1:9/r" << r << "\n";
@@ -75,8 +77,8 @@ int main(int argc, char** argv) {
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
-    execl(ICEWARDEN_BINARY, ICEWARDEN_BINARY, "serve", "--config", (dir + "/icewarden.yaml").c_str(),
-          static_cast<char*>(nullptr));
+    execl(ICEWARDEN_BINARY, ICEWARDEN_BINARY, "serve", "--config",
+          (dir + "/icewarden.yaml").c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(out[1]);
@@ -120,8 +122,9 @@ int main(int argc, char** argv) {
   waitpid(pid, &status, 0);
   std::filesystem::remove_all(dir);
 
-  std::printf("tables=%d regions=%d listed=%d list_all_seconds=%.2f\n", tables, regions, seen, elapsed);
-  std::printf("rss_idle_mib=%.1f rss_after_mib=%.1f peak_rss_mib=%.1f goal_mib=64 %s\n", idle / 1024.0,
-              rss / 1024.0, hwm / 1024.0, hwm <= 64 * 1024 ? "PASS" : "OVER");
+  std::printf("tables=%d regions=%d listed=%d list_all_seconds=%.2f\n", tables, regions, seen,
+              elapsed);
+  std::printf("rss_idle_mib=%.1f rss_after_mib=%.1f peak_rss_mib=%.1f goal_mib=64 %s\n",
+              idle / 1024.0, rss / 1024.0, hwm / 1024.0, hwm <= 64 * 1024 ? "PASS" : "OVER");
   return 0;
 }
