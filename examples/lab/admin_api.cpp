@@ -107,6 +107,19 @@ void RegisterAdminRoutes(httplib::Server& server, Lab& lab) {
                   auto status = lab.ClearFaults(region);
                   Finish(res, status, status.ok() ? lab.State()["regions"][region] : json());
                 });
+  Post(server, "/lab/regions/([^/]+)/writes",
+       [&lab](const httplib::Request& req, const std::string& text, httplib::Response& res) {
+         json body;
+         if (!Body(text, res, &body)) return;
+         // Required: an empty body pausing (or resuming) by default would be a silent guess.
+         if (!body.contains("paused") || !body["paused"].is_boolean()) {
+           return Error(res, 400, "give {\"paused\":true} or {\"paused\":false}");
+         }
+         std::string region = req.matches[1];
+         bool paused = body["paused"].get<bool>();
+         Finish(res, lab.SetWritesPaused(region, paused),
+                {{"region", region}, {"writes_paused", paused}});
+       });
   Post(server, "/lab/replication/pause",
        [&lab](const httplib::Request&, const std::string&, httplib::Response& res) {
          lab.PauseReplication();

@@ -121,9 +121,10 @@ void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
   Send(ErrorResponse(code, type, message), res);
 }
 
-CatalogApi::CatalogApi(std::string warehouse, std::string base_location, CatalogStore* store,
-                       NowMs now_ms)
-    : warehouse_(std::move(warehouse)),
+CatalogApi::CatalogApi(std::string region, std::string warehouse, std::string base_location,
+                       CatalogStore* store, NowMs now_ms)
+    : region_(std::move(region)),
+      warehouse_(std::move(warehouse)),
       base_location_(std::move(base_location)),
       store_(store),
       now_ms_(std::move(now_ms)),
@@ -210,7 +211,7 @@ void CatalogApi::CreateNamespace(const httplib::Request& req, httplib::Response&
   json body;
   if (!ParseBody(req, res, &body)) return;
   std::string resource = body.contains("namespace") ? body["namespace"].dump() : "";
-  Send(Idempotent(req.get_header_value("Idempotency-Key"), "namespace " + resource,
+  Send(Idempotent(req.get_header_value("Idempotency-Key"), "namespace " + resource, false,
                   [&] { return CreateNamespaceLocked(body); }),
        res);
 }
@@ -280,7 +281,7 @@ void CatalogApi::CreateTable(const httplib::Request& req, httplib::Response& res
   if (!ParseBody(req, res, &body)) return;
   auto ns = NamespaceParam(req, 1);
   std::string name = body.contains("name") && body["name"].is_string() ? body["name"] : "";
-  Send(Idempotent(req.get_header_value("Idempotency-Key"), TableIdent{ns, name}.Dotted(),
+  Send(Idempotent(req.get_header_value("Idempotency-Key"), TableIdent{ns, name}.Dotted(), true,
                   [&] { return CreateTableLocked(ns, body); }),
        res);
 }
@@ -361,7 +362,10 @@ void CatalogApi::CommitTable(const httplib::Request& req, httplib::Response& res
 
 StoredResponse CatalogApi::Commit(const TableIdent& table, const json& request,
                                   const std::string& idempotency_key) {
-  return Idempotent(idempotency_key, table.Dotted(), [&] { return CommitLocked(table, request); });
+  // A property-only commit adds no data: the orchestrator writes its ownership claim
+  // (icewarden.owner, icewarden.epoch) through a region it has fenced.
+  return Idempotent(idempotency_key, table.Dotted(), !ChangesOnlyProperties(request),
+                    [&] { return CommitLocked(table, request); });
 }
 
 StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& request) {
@@ -412,12 +416,20 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
 }
 
 StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,
+                                      bool data_write,
                                       const std::function<StoredResponse()>& apply) {
   std::lock_guard lock(
       mutation_stripes_[std::hash<std::string>{}(resource) % mutation_stripes_.size()]);
   int64_t now = now_ms_();
   if (!key.empty()) {
     if (auto stored = store_->FindResponse(key, now - kIdempotencyLifetimeMs)) return *stored;
+  }
+  std::optional<WriteFence::Pass> pass;
+  if (data_write && !pass.emplace(fence_).admitted()) {
+    return ErrorResponse(403, "ForbiddenException",
+                         "writes to region " + region_ +
+                             " are paused by the lab's write fence (POST /lab/regions/" + region_ +
+                             "/writes {\"paused\":false} resumes them)");
   }
   StoredResponse response = apply();
   if (!key.empty() && response.status < 500) store_->RememberResponse(key, response, now);

@@ -3,6 +3,7 @@
 // fault injection). Implements the spec subset icewarden uses: config, namespaces (nested, paged),
 // tables (paged), create, load (snapshots=all|refs, ETag, If-None-Match), HEAD, and commit with
 // requirements, updates and Idempotency-Key replay. Errors use the spec's IcebergErrorResponse.
+// The region's WriteFence refuses table creates and data commits with 403 while it is paused.
 //
 // Thread-safety: handlers may run concurrently; mutations of one region are serialized.
 #pragma once
@@ -18,6 +19,7 @@
 #include "examples/lab/catalog_store.h"
 #include "examples/lab/metadata_cache.h"
 #include "examples/lab/table_ident.h"
+#include "examples/lab/write_fence.h"
 
 namespace icewarden::lab {
 
@@ -37,8 +39,10 @@ class CatalogApi {
     bool is_commit = false;  // commit_latency_ms applies
   };
 
-  // `warehouse` is the catalog prefix; tables live under `base_location`/ns/.../table.
-  CatalogApi(std::string warehouse, std::string base_location, CatalogStore* store, NowMs now_ms);
+  // `region` names the region in errors; `warehouse` is the catalog prefix; tables live under
+  // `base_location`/ns/.../table.
+  CatalogApi(std::string region, std::string warehouse, std::string base_location,
+             CatalogStore* store, NowMs now_ms);
 
   std::vector<Route> Routes();
 
@@ -47,8 +51,12 @@ class CatalogApi {
 
   // Commits `request` (a CommitTableRequest) to `table` as POST .../tables/{table} does,
   // replaying the stored response when `idempotency_key` was finalized within its lifetime.
+  // 403 ForbiddenException while writes are paused, unless the commit changes only properties.
   StoredResponse Commit(const TableIdent& table, const json& request,
                         const std::string& idempotency_key);
+
+  // The region's "pause writes" switch (see WriteFence).
+  WriteFence& fence() { return fence_; }
 
  private:
   void Config(const httplib::Request& req, httplib::Response& res);
@@ -67,19 +75,24 @@ class CatalogApi {
   // `resource` (the table or namespace changed) picks the lock: mutations of one resource are
   // serialized, mutations of different ones run in parallel, as in a real catalog. An
   // Idempotency-Key names one request, hence one resource, so its check-then-act is covered.
-  StoredResponse Idempotent(const std::string& key, const std::string& resource,
+  // A `data_write` applies inside the write fence: while writes are paused it is answered 403
+  // and not remembered (the refusal is the region's state, not the request's outcome, so the
+  // same key applies once writes resume); a replay of an earlier answer is still given.
+  StoredResponse Idempotent(const std::string& key, const std::string& resource, bool data_write,
                             const std::function<StoredResponse()>& apply);
 
   // The table's metadata at `location` (or at a newer one, when it moved meanwhile), from the
   // cache or the store; nullopt when the table does not exist.
   std::optional<CachedMetadata> Metadata(const TableIdent& table, const std::string& location);
 
+  std::string region_;
   std::string warehouse_;
   std::string base_location_;
   CatalogStore* store_;
   NowMs now_ms_;
   MetadataCache cache_;
   std::array<std::mutex, 64> mutation_stripes_;
+  WriteFence fence_;
 };
 
 }  // namespace icewarden::lab

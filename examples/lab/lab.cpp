@@ -62,8 +62,8 @@ LabStatus Lab::Start() {
     LabStatus status = LabStatus::Ok();
     region->store = CatalogStore::Open(options_.data_dir + "/" + option.name + ".db", &status);
     if (!region->store) return status;
-    region->api = std::make_unique<CatalogApi>(options_.warehouse, options_.base_location,
-                                               region->store.get(), now_ms_);
+    region->api = std::make_unique<CatalogApi>(
+        option.name, options_.warehouse, options_.base_location, region->store.get(), now_ms_);
     region->server =
         std::make_unique<RegionServer>(option.name, option.host, option.port, region->api.get(),
                                        auth, now_ms_, options_.server_threads);
@@ -192,6 +192,13 @@ LabStatus Lab::PatchFaults(const std::string& region, const nlohmann::json& patc
 
 LabStatus Lab::ClearFaults(const std::string& region) { return SetFaults(region, RegionFaults{}); }
 
+LabStatus Lab::SetWritesPaused(const std::string& region, bool paused) {
+  auto* found = Find(region);
+  if (!found) return LabStatus::Error("unknown region: " + region);
+  found->api->fence().SetPaused(paused);
+  return LabStatus::Ok();
+}
+
 void Lab::SetWorkload(bool enabled, int interval_ms) {
   workload_->SetEnabled(enabled);
   if (interval_ms > 0) workload_->SetIntervalMs(interval_ms);
@@ -214,6 +221,7 @@ nlohmann::json Lab::State() {
   for (const auto& region : regions_) {
     regions[region->name] = {{"url", region->server->url()},
                              {"up", region->up()},
+                             {"writes_paused", region->api->fence().paused()},
                              {"faults", region->server->faults().ToJson()},
                              {"requests", region->server->requests().ToJson()}};
   }

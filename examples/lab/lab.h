@@ -88,6 +88,11 @@ class Lab {
   // Merges the fields of `patch` (RegionFaults' JSON names) into the region's faults.
   LabStatus PatchFaults(const std::string& region, const nlohmann::json& patch);
   LabStatus ClearFaults(const std::string& region);
+  // The region's write fence (a writer gateway's "pause writes"): while paused its catalog
+  // answers table creates and data commits with 403, property-only commits still apply, and
+  // the workload and rogue writer skip it. Pausing returns once the data commits in progress
+  // there have finished. In memory: a restarted lab starts with writes open.
+  LabStatus SetWritesPaused(const std::string& region, bool paused);
   void SetWorkload(bool enabled, int interval_ms);  // interval_ms <= 0 leaves it unchanged
   LabStatus SetRogueWriter(const std::string& region, bool enabled);
   LabStatus SetOwnershipRule(const std::string& match, const std::string& owner);
@@ -97,7 +102,8 @@ class Lab {
   void ReplicateNow() { replicator_->RunOnce(); }
   int WorkloadRoundNow() { return workload_->RunOnce(); }
 
-  // Regions (up, url, faults), replication, workload, ownership and per-table status.
+  // Regions (up, url, faults, writes_paused), replication, workload, ownership and per-table
+  // status.
   nlohmann::json State();
 
  private:

@@ -138,7 +138,8 @@ json Workload::ToJson() const {
            }()},
           {"rogue_writers", rogue_regions_},
           {"commits", commits_.load()},
-          {"conflicts", conflicts_.load()}};
+          {"conflicts", conflicts_.load()},
+          {"refused_paused", refused_paused_.load()}};
 }
 
 void Workload::Loop() {
@@ -184,12 +185,16 @@ bool Workload::Append(LabRegion* region, const TableIdent& table) {
   if (!loaded) return false;
   auto response =
       region->api->Commit(table, AppendCommit(loaded->metadata, region->name, now_ms_()), "");
-  if (response.status == 200) {
-    ++commits_;
-    return true;
+  if (response.status == 403) {  // the write fence: nothing else refuses an in-process commit
+    ++refused_paused_;
+    return false;
   }
-  ++conflicts_;
-  return false;
+  if (response.status != 200) {
+    ++conflicts_;
+    return false;
+  }
+  ++commits_;
+  return true;
 }
 
 }  // namespace icewarden::lab

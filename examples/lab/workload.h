@@ -3,8 +3,9 @@
 // table in its owning region. A rogue writer enabled for a region also appends, every interval, to
 // the workload tables that region holds but does not own: an old owner still accepting writes,
 // which makes the region's history diverge from the owner's.
-// Commits go through the region's CatalogApi in-process, so they obey the same requirements as
-// REST commits but not the region's injected faults; stopped regions are not written to.
+// Commits go through the region's CatalogApi in-process, so they obey the same requirements and
+// write fence as REST commits but not the region's injected faults; stopped regions are not
+// written to, and a region whose writes are paused refuses them (counted as refused_paused).
 //
 // Thread-safety: all methods are safe to call from any thread; one background thread writes.
 #pragma once
@@ -53,7 +54,8 @@ class Workload {
   std::atomic<int> interval_ms_;
   std::atomic<bool> enabled_;
   std::atomic<int64_t> commits_{0};
-  std::atomic<int64_t> conflicts_{0};
+  std::atomic<int64_t> conflicts_{0};       // refused for any other reason (409, 400)
+  std::atomic<int64_t> refused_paused_{0};  // refused by a region's write fence
 
   mutable std::mutex mutex_;  // guards rogue_regions_ and the thread's stop flag
   std::set<std::string> rogue_regions_;
