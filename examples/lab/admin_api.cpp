@@ -1,7 +1,9 @@
 #include "examples/lab/admin_api.h"
 
+#include <charconv>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "examples/lab/lab.h"
@@ -183,6 +185,19 @@ void RegisterAdminRoutes(httplib::Server& server, Lab& lab) {
          }
          Finish(res, status, status.ok() ? lab.State()["ownership"] : json());
        });
+  server.Get("/lab/commits", [&lab](const httplib::Request& req, httplib::Response& res) {
+    std::optional<std::string> table;
+    if (req.has_param("table")) table = req.get_param_value("table");
+    int64_t since = 0;
+    if (req.has_param("since")) {
+      const std::string text = req.get_param_value("since");
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), since);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || since < 0) {
+        return Error(res, 400, "since must be a non-negative integer");
+      }
+    }
+    Reply(res, 200, lab.Commits(table, since));
+  });
   // Registered last, so only what no route above matched: without these, an unknown POST, PUT
   // or PATCH with no body would wait for one (see OptionalBody) and fail with 400 after 5 s.
   auto no_route =

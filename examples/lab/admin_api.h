@@ -7,6 +7,7 @@
 //   POST   /lab/workload {"enabled":bool,"interval_ms":N}
 //   POST   /lab/rogue-writer {"region":R,"enabled":bool}
 //   POST   /lab/ownership {"match":REGEX,"owner":R} or {"default_owner":R}
+//   GET    /lab/commits[?table=T][&since=N]   (the workload's and rogue writer's commits)
 // docs/lab.md documents each with curl examples. A body is optional where a route takes none
 // (`curl -X POST URL`, no Content-Length). Errors are {"error":"message"} with 400, 404 or 413.
 #pragma once

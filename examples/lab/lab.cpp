@@ -77,8 +77,9 @@ LabStatus Lab::Start() {
   }
   replicator_ =
       std::make_unique<Replicator>(regions, ownership_.get(), now_ms_, options_.replication_lag_ms);
-  workload_ = std::make_unique<Workload>(regions, replicator_.get(), WorkloadTables(), now_ms_,
-                                         options_.workload_interval_ms, options_.workload_enabled);
+  workload_ =
+      std::make_unique<Workload>(regions, replicator_.get(), WorkloadTables(), &commit_log_,
+                                 now_ms_, options_.workload_interval_ms, options_.workload_enabled);
   started_ = true;
   for (auto* region : regions) {
     if (auto status = region->server->Start(); !status.ok()) {
@@ -234,6 +235,10 @@ nlohmann::json Lab::State() {
           {"workload", workload_->ToJson()},
           {"ownership", {{"default_owner", ownership_->default_owner()}, {"rules", rules}}},
           {"tables", replicator_->Status()}};
+}
+
+nlohmann::json Lab::Commits(std::optional<std::string> table, int64_t since) const {
+  return commit_log_.ToJson(table, since);
 }
 
 }  // namespace icewarden::lab

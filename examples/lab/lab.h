@@ -18,10 +18,12 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "examples/lab/commit_log.h"
 #include "examples/lab/lab_region.h"
 #include "examples/lab/lab_status.h"
 #include "examples/lab/ownership.h"
@@ -105,6 +107,9 @@ class Lab {
   // Regions (up, url, faults, writes_paused), replication, workload, ownership and per-table
   // status.
   nlohmann::json State();
+  // The workload's and the rogue writer's successful commits, oldest first (see CommitLog):
+  // what GET /lab/commits?table=T&since=N returns.
+  nlohmann::json Commits(std::optional<std::string> table = std::nullopt, int64_t since = 0) const;
 
  private:
   LabRegion* Find(const std::string& region) const;
@@ -115,6 +120,7 @@ class Lab {
   std::vector<std::unique_ptr<LabRegion>> regions_;
   std::unique_ptr<Ownership> ownership_;
   std::unique_ptr<Replicator> replicator_;
+  CommitLog commit_log_;  // before workload_, which records into it
   std::unique_ptr<Workload> workload_;
   std::unique_ptr<httplib::Server> admin_;
   std::thread admin_thread_;

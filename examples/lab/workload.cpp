@@ -81,10 +81,12 @@ json AppendCommit(const json& metadata, const std::string& writer, int64_t now_m
 }
 
 Workload::Workload(std::vector<LabRegion*> regions, Replicator* replicator,
-                   std::vector<TableIdent> tables, NowMs now_ms, int interval_ms, bool enabled)
+                   std::vector<TableIdent> tables, CommitLog* log, NowMs now_ms, int interval_ms,
+                   bool enabled)
     : regions_(std::move(regions)),
       replicator_(replicator),
       tables_(std::move(tables)),
+      log_(log),
       now_ms_(std::move(now_ms)),
       interval_ms_(interval_ms),
       enabled_(enabled) {}
@@ -174,13 +176,13 @@ int Workload::RunOnce() {
     for (auto* region : regions_) {
       bool owner = region->name == decision->second.owner;
       bool write = owner ? enabled_.load() : rogues.count(region->name) > 0;
-      if (write && region->up() && Append(region, table)) ++committed;
+      if (write && region->up() && Append(region, table, !owner)) ++committed;
     }
   }
   return committed;
 }
 
-bool Workload::Append(LabRegion* region, const TableIdent& table) {
+bool Workload::Append(LabRegion* region, const TableIdent& table, bool rogue) {
   auto loaded = region->store->LoadTable(table);
   if (!loaded) return false;
   auto response =
@@ -194,6 +196,20 @@ bool Workload::Append(LabRegion* region, const TableIdent& table) {
     return false;
   }
   ++commits_;
+  // What the catalog committed, as its response says, not what the request asked for.
+  const json committed = json::parse(response.body)["metadata"];
+  LoggedCommit entry{table.Dotted(),
+                     region->name,
+                     rogue ? "rogue" : "workload",
+                     MainSnapshotId(committed),
+                     -1,
+                     committed["last-updated-ms"].get<int64_t>()};
+  for (const auto& snapshot : committed["snapshots"]) {
+    if (snapshot["snapshot-id"].get<int64_t>() == entry.snapshot_id) {
+      entry.sequence_number = snapshot["sequence-number"].get<int64_t>();
+    }
+  }
+  log_->Record(std::move(entry));
   return true;
 }
 

@@ -6,6 +6,7 @@
 // Commits go through the region's CatalogApi in-process, so they obey the same requirements and
 // write fence as REST commits but not the region's injected faults; stopped regions are not
 // written to, and a region whose writes are paused refuses them (counted as refused_paused).
+// Every commit that succeeds is recorded in the CommitLog.
 //
 // Thread-safety: all methods are safe to call from any thread; one background thread writes.
 #pragma once
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "examples/lab/commit_log.h"
 #include "examples/lab/lab_region.h"
 #include "examples/lab/replicator.h"
 
@@ -29,8 +31,9 @@ json AppendCommit(const json& metadata, const std::string& writer, int64_t now_m
 
 class Workload {
  public:
+  // `log` must outlive the workload.
   Workload(std::vector<LabRegion*> regions, Replicator* replicator, std::vector<TableIdent> tables,
-           NowMs now_ms, int interval_ms, bool enabled);
+           CommitLog* log, NowMs now_ms, int interval_ms, bool enabled);
   ~Workload();
 
   void Start();
@@ -44,12 +47,14 @@ class Workload {
   json ToJson() const;
 
  private:
-  bool Append(LabRegion* region, const TableIdent& table);
+  // `rogue`: the region does not own the table. True when the commit succeeded.
+  bool Append(LabRegion* region, const TableIdent& table, bool rogue);
   void Loop();
 
   const std::vector<LabRegion*> regions_;
   Replicator* replicator_;
   const std::vector<TableIdent> tables_;
+  CommitLog* log_;
   NowMs now_ms_;
   std::atomic<int> interval_ms_;
   std::atomic<bool> enabled_;

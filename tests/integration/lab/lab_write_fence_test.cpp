@@ -127,6 +127,8 @@ TEST_F(LabWriteFenceTest, WorkloadSkipsAPausedRegionAndCountsTheRefusals) {
   EXPECT_EQ(Workload()["conflicts"], 0);
   EXPECT_EQ(Metadata(kUs, "sales", "orders")["snapshots"].size(), 0u);
   EXPECT_EQ(Metadata(kEu, "eu", "orders")["snapshots"].size(), 1u);
+  EXPECT_EQ(lab_->Commits()["total"], 2);
+  for (const auto& commit : lab_->Commits()["commits"]) EXPECT_EQ(commit["region"], kEu);
 
   ASSERT_TRUE(lab_->SetWritesPaused(kUs, false).ok());
   EXPECT_EQ(lab_->WorkloadRoundNow(), 6);
@@ -148,10 +150,12 @@ TEST_F(LabWriteFenceTest, RogueWriterIsFencedToo) {
   EXPECT_EQ(Workload()["refused_paused"], 4);
   EXPECT_EQ(Workload()["commits"], 0);
   EXPECT_EQ(Metadata(kEu, "sales", "orders")["snapshots"].size(), 0u);
+  EXPECT_EQ(lab_->Commits()["total"], 0);
 
   ASSERT_TRUE(lab_->SetWritesPaused(kEu, false).ok());
   EXPECT_EQ(lab_->WorkloadRoundNow(), 4);
   EXPECT_EQ(Metadata(kEu, "sales", "orders")["snapshots"].size(), 1u);
+  EXPECT_EQ(lab_->Commits()["total"], 4);
 }
 
 TEST_F(LabWriteFenceTest, ReplicatorStillFastForwardsAPausedReplica) {
