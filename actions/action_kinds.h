@@ -6,11 +6,13 @@
 
 namespace icewarden {
 
-Status registerHttpActions(ActionRegistry& r, const ActionEnv& env);     // http.request, fence.http
-Status registerAlertActions(ActionRegistry& r, const ActionEnv& env);    // alert.webhook, alert.alertmanager
+Status registerHttpActions(ActionRegistry& r, const ActionEnv& env);  // http.request, fence.http
+Status registerAlertActions(ActionRegistry& r,
+                            const ActionEnv& env);  // alert.webhook, alert.alertmanager
 Status registerDnsActions(ActionRegistry& r, const ActionEnv& env);      // dns.rfc2136, verify.dns
 Status registerControlActions(ActionRegistry& r, const ActionEnv& env);  // wait
-// ownership.transfer, verify.catalog_healthy, verify.replica_caught_up, fence.catalog_quiet
+// ownership.transfer, verify.catalog_healthy, verify.replica_caught_up, fence.catalog_quiet,
+// switchover.demotion_token
 Status registerCatalogActions(ActionRegistry& r, const ActionEnv& env);
 
 }  // namespace icewarden

@@ -163,7 +163,7 @@ std::unique_ptr<Action> MakeOwnershipTransferAction(const ActionEnv& env) {
 
 Status registerCatalogActions(ActionRegistry& r, const ActionEnv& env) {
   for (auto* make : {&MakeOwnershipTransferAction, &MakeCatalogHealthyCheck,
-                     &MakeReplicaCaughtUpCheck, &MakeCatalogQuietFence}) {
+                     &MakeReplicaCaughtUpCheck, &MakeCatalogQuietFence, &MakeDemotionTokenAction}) {
     if (Status s = r.Register((*make)(env)); !s.ok()) return s;
   }
   return Status::Ok();

@@ -14,5 +14,7 @@ std::unique_ptr<Action> MakeOwnershipTransferAction(const ActionEnv& env);
 std::unique_ptr<Action> MakeCatalogHealthyCheck(const ActionEnv& env);
 std::unique_ptr<Action> MakeReplicaCaughtUpCheck(const ActionEnv& env);
 std::unique_ptr<Action> MakeCatalogQuietFence(const ActionEnv& env);
+// switchover.demotion_token (demotion_token.cpp)
+std::unique_ptr<Action> MakeDemotionTokenAction(const ActionEnv& env);
 
 }  // namespace icewarden

@@ -8,7 +8,8 @@ namespace icewarden {
 
 std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
     CatalogSession& session, CatalogClient& client, const std::vector<TableIdent>& tables,
-    const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx) {
+    const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx,
+    SnapshotsMode snapshots) {
   using Answers = std::vector<std::optional<Result<LoadTableOutcome>>>;
   struct State {
     Answers answers;
@@ -23,12 +24,15 @@ std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
     std::optional<std::string> etag;
     if (i < etags.size() && !etags[i].empty()) etag = etags[i];
     TableIdent table = tables[i];
-    state->limit.Run([state, i, table, etag, &client](std::function<void()> release) {
-      client.LoadTable(table, etag, [state, i, release](Result<LoadTableOutcome> r) {
-        state->answers[i].emplace(std::move(r));
-        --state->pending;
-        release();
-      });
+    state->limit.Run([state, i, table, etag, snapshots, &client](std::function<void()> release) {
+      client.LoadTable(
+          table, etag,
+          [state, i, release](Result<LoadTableOutcome> r) {
+            state->answers[i].emplace(std::move(r));
+            --state->pending;
+            release();
+          },
+          {}, snapshots);
     });
   }
   session.RunUntil(ctx, [state] { return state->pending == 0; });

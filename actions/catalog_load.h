@@ -16,6 +16,7 @@ namespace icewarden {
 // when not empty, holds one (possibly empty) If-None-Match value per table.
 std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
     CatalogSession& session, CatalogClient& client, const std::vector<TableIdent>& tables,
-    const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx);
+    const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx,
+    SnapshotsMode snapshots = SnapshotsMode::kAll);
 
 }  // namespace icewarden

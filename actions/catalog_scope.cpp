@@ -29,7 +29,7 @@ std::string JoinLevels(const std::vector<std::string>& levels) {
 Result<CatalogScope> CatalogScope::Parse(std::string_view text) {
   const std::string kForms =
       "expected \"namespace:PATTERN[,PATTERN]\", \"tables:NS.TABLE[,NS.TABLE]\" or "
-      "\"owner:REGION\"";
+      "\"owner:REGION\" or \"failover:ID\" (the tables failover ID moved; what failback uses)";
   auto colon = text.find(':');
   if (colon == std::string_view::npos)
     return Status::InvalidArgument("scope '" + std::string(text) + "': " + kForms);
@@ -42,6 +42,8 @@ Result<CatalogScope> CatalogScope::Parse(std::string_view text) {
     scope.kind = Kind::kTables;
   } else if (kind == "owner") {
     scope.kind = Kind::kOwner;
+  } else if (kind == "failover") {
+    scope.kind = Kind::kFailover;
   } else {
     return Status::InvalidArgument("scope '" + std::string(text) + "': unknown kind '" + kind +
                                    "'; " + kForms);
@@ -58,11 +60,13 @@ Result<CatalogScope> CatalogScope::Parse(std::string_view text) {
   }
   if (scope.kind == Kind::kOwner && scope.patterns.size() != 1)
     return Status::InvalidArgument("scope '" + std::string(text) + "': names one region");
+  if (scope.kind == Kind::kFailover && scope.patterns.size() != 1)
+    return Status::InvalidArgument("scope '" + std::string(text) + "': names one failover id");
   return scope;
 }
 
 bool CatalogScope::Matches(const TableIdent& table) const {
-  if (kind == Kind::kOwner) return true;
+  if (kind == Kind::kOwner || kind == Kind::kFailover) return true;
   std::string dotted = table.ToString();
   std::string ns = JoinLevels(table.namespace_levels);
   for (const auto& p : patterns) {
@@ -97,7 +101,15 @@ Result<std::vector<Ownership>> ScopeOwnershipCursor::Next(std::size_t max) {
       after_ = page->back().table;
       for (auto& row : *page) {
         if (!scope_.Matches(row.table)) continue;
-        if (failover_id_ && row.failover_id != *failover_id_) continue;
+        // A failover scope is the rows that failover last moved; a cursor for the rows a
+        // failover itself moved (resumed markers, compensation) needs only its own id: each
+        // such row was in the scope when it was moved.
+        if (failover_id_) {
+          if (row.failover_id != *failover_id_) continue;
+        } else if (scope_.kind == CatalogScope::Kind::kFailover &&
+                   row.failover_id != scope_.patterns.front()) {
+          continue;
+        }
         buffered_.push_back(std::move(row));
       }
       continue;

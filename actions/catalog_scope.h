@@ -6,6 +6,8 @@
 //                         ("eu" is namespace eu; "eu.*" is every table under eu, nested too)
 //   "tables:P[,P...]"     P is a glob over the dotted table name ("sales.orders")
 //   "owner:REGION"        every table REGION owns
+//   "failover:ID"         every table whose ownership failover ID moved last (and that the
+//                         region in question still owns): the way back, as failback proposes it
 // Globs have the semantics of the config's ownership rules: '*' matches any run of characters
 // including dots, '?' one character.
 //
@@ -32,14 +34,15 @@ namespace icewarden {
 class StateStore;
 
 struct CatalogScope {
-  enum class Kind { kNamespace, kTables, kOwner };
+  enum class Kind { kNamespace, kTables, kOwner, kFailover };
   Kind kind = Kind::kNamespace;
   std::vector<std::string> patterns{};  // globs; for kOwner the one region name
   std::string text{};                   // as written
 
   // kInvalidArgument with a message naming the accepted forms.
   static Result<CatalogScope> Parse(std::string_view text);
-  // kOwner matches every table: the owner filter is applied by the caller.
+  // kOwner and kFailover match every table: the owner filter is applied by the caller, the
+  // failover filter by ScopeOwnershipCursor.
   bool Matches(const TableIdent& table) const;
   // The region of an owner scope, empty for the other kinds.
   std::string owner_region() const { return kind == Kind::kOwner ? patterns.front() : ""; }

@@ -201,6 +201,21 @@ TableLag CompareReplica(const TableIdent& table, const std::string& owner,
                                                   replica_lineage, out.owner_retention, now);
   out.diverged = !out.divergent_snapshot_ids.empty();
 
+  for (const SnapshotInfo& snap : replica_view.snapshots) {
+    if (!std::binary_search(out.divergent_snapshot_ids.begin(), out.divergent_snapshot_ids.end(),
+                            snap.snapshot_id))
+      continue;
+    if (!out.newest_divergent_at || snap.timestamp_ms > *out.newest_divergent_at)
+      out.newest_divergent_at = snap.timestamp_ms;
+  }
+  for (const SnapshotLogEntry& e : replica_view.snapshot_log) {
+    if (out.newest_divergent_at ||
+        !std::binary_search(out.divergent_snapshot_ids.begin(), out.divergent_snapshot_ids.end(),
+                            e.snapshot_id))
+      continue;
+    out.newest_divergent_at = e.timestamp_ms;  // no snapshot list: the log's time
+  }
+
   if (out.diverged) {
     const auto& ids = out.divergent_snapshot_ids;
     const bool main_line = std::find(ids.begin(), ids.end(), out.replica_snapshot_id) != ids.end();

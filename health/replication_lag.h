@@ -100,6 +100,9 @@ struct TableLag {
   bool within_max_staleness = false;
   bool diverged = false;
   std::vector<std::int64_t> divergent_snapshot_ids{};  // ascending
+  // The newest divergent snapshot's timestamp-ms (the writer's clock): a commit after the
+  // table's ownership last changed is a second writer (orchestrator/split_brain.h).
+  std::optional<UnixMillis> newest_divergent_at{};
   bool uuid_mismatch = false;
   std::chrono::milliseconds owner_retention{0};  // shown next to the lag on purpose
   bool retention_too_short = false;

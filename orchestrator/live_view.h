@@ -30,6 +30,13 @@ struct ProbeRoundView {
 // A region whose latest probe rounds got no answer at all (refused, timed out,
 // unresolvable), since the first such round in an unbroken run. Any answer, whatever its
 // status or body, ends the run: only silence is evidence (DESIGN.md rule 7).
+// A second writer the split-brain watch acted on (orchestrator/split_brain.h), by
+// (dotted table, region): `icewarden lag` marks the row while it stays diverged.
+struct SplitBrainMark {
+  UnixMillis detected_at = 0;
+  std::string reason{};  // the finding: snapshots, the writer's commit time, the owner
+};
+
 struct RegionSilence {
   UnixMillis since = 0;  // the first silent round of the run
   int rounds = 0;        // silent rounds in a row
@@ -80,6 +87,14 @@ class LiveView {
     std::lock_guard lock(mu_);
     return unparsed_;
   }
+  void PublishSplitBrain(const std::string& table, const std::string& region, SplitBrainMark mark) {
+    std::lock_guard lock(mu_);
+    split_brain_[{table, region}] = std::move(mark);
+  }
+  std::map<std::pair<std::string, std::string>, SplitBrainMark> SplitBrain() const {
+    std::lock_guard lock(mu_);
+    return split_brain_;
+  }
 
  private:
   mutable std::mutex mu_;
@@ -87,6 +102,7 @@ class LiveView {
   std::map<std::string, ProbeRoundView> rounds_;
   std::map<std::string, RegionSilence> silence_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> unparsed_;
+  std::map<std::pair<std::string, std::string>, SplitBrainMark> split_brain_;
 };
 
 }  // namespace icewarden

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "actions/action.h"
+#include "orchestrator/alert_routes.h"
 #include "orchestrator/api/api.h"
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/catalog_watch.h"
@@ -21,6 +22,7 @@
 #include "orchestrator/failovers/route_table.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/split_brain.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
@@ -62,6 +64,14 @@ std::optional<RouteTable> LoadRoutes(const Config& config, const ActionRegistry&
   return routes;
 }
 
+// The `alerts:` routes, checked against their action kinds; errors printed as FILE:LINE:COL.
+std::optional<AlertRoutes> LoadAlertRoutes(const Config& config, const ActionRegistry& actions) {
+  std::vector<std::string> errors;
+  auto alerts = AlertRoutes::Load(config, actions, &errors);
+  for (const auto& e : errors) std::cerr << e << '\n';
+  return alerts;
+}
+
 }  // namespace
 
 int CmdConfigValidate(const std::string& path, bool strict) {
@@ -88,7 +98,8 @@ int CmdConfigValidate(const std::string& path, bool strict) {
     std::cerr << "icewarden: " << s.message() << '\n';
     return kExitFailed;
   }
-  if (!LoadRoutes(c, actions)) return kExitUsage;
+  const bool routes_ok = LoadRoutes(c, actions).has_value();
+  if (!LoadAlertRoutes(c, actions) || !routes_ok) return kExitUsage;
   std::cout << path << ": ok (" << c.regions.size() << " regions, " << c.ownership.rules.size()
             << " ownership rules, " << c.api.tokens.size() << " API tokens, " << c.failovers.size()
             << " failover routes)";
@@ -130,7 +141,7 @@ int CmdServe(const ServeOptions& options) {
       return kExitFailed;
     }
     routes = LoadRoutes(config, kinds);
-    if (!routes) return kExitUsage;
+    if (!LoadAlertRoutes(config, kinds) || !routes) return kExitUsage;
   }
   std::filesystem::path state_path = config.state.path;
   if (state_path.has_parent_path()) std::filesystem::create_directories(state_path.parent_path());
@@ -153,6 +164,9 @@ int CmdServe(const ServeOptions& options) {
     spdlog::error("{}", s.ToString());
     return kExitFailed;
   }
+
+  std::optional<AlertRoutes> alerts = LoadAlertRoutes(config, actions);
+  if (!alerts) return kExitUsage;
 
   LiveView live;
   auto watch = CatalogWatch::Create(config, **store, orchestrator, clock, live);
@@ -203,6 +217,20 @@ int CmdServe(const ServeOptions& options) {
   };
   WebhookReceiver webhooks(webhook_deps);
   api.SetWebhookReceiver(&webhooks);
+  api.SetRegionEvents(webhook_deps.region_event);
+
+  // DESIGN.md rule 8: a commit in a region that does not own the table fences that region and
+  // pages, through the `alerts:` routes.
+  SplitBrainWatchDeps split_deps;
+  split_deps.store = store->get();
+  split_deps.live = &live;
+  split_deps.clock = clock;
+  split_deps.region_event = webhook_deps.region_event;
+  split_deps.alert = [&alerts](const SplitBrainAlert& a) { return alerts->Send(a); };
+  split_deps.log = [](const std::string& line) { spdlog::warn("{}", line); };
+  SplitBrainWatch split_brain(split_deps);
+  std::vector<std::string> region_names;
+  for (const RegionConfig& r : config.regions) region_names.push_back(r.name);
   http->on_server_response = [&api](int status) { api.CountResponse(status); };
   HttpServer server(*http, [&api](const ApiRequest& request) { return api.Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {
@@ -210,6 +238,10 @@ int CmdServe(const ServeOptions& options) {
     return kExitFailed;
   }
   (*watch)->Start();
+  if (Status s = split_brain.Start(region_names); !s.ok()) {
+    spdlog::error("split-brain watch: cannot read what it acted on before: {}", s.ToString());
+    return kExitFailed;
+  }
   runner.Start();  // resumes every active failover from its journal
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
@@ -219,6 +251,7 @@ int CmdServe(const ServeOptions& options) {
   ready = false;
   // Steps in flight finish (or time out) and are journaled; nothing new starts.
   runner.Stop();
+  split_brain.Stop();
   (*watch)->Stop();
   spdlog::info("stopped: signal received, in-flight requests and steps finished");
   return kExitOk;

@@ -14,6 +14,7 @@
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/api/query.h"
+#include "orchestrator/api/regions.h"
 #include "orchestrator/api/webhooks.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
@@ -140,6 +141,8 @@ class Api::Impl {
         {"GET", "/readyz", std::nullopt, {}, &Impl::Readyz},
         {"GET", "/metrics", std::nullopt, {}, &Impl::Metrics},
         {"GET", "/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
+        {"POST", "/api/v1/regions/{id}/fence", Permission::kSetRegionOverlay, {}, &Impl::Fence},
+        {"POST", "/api/v1/regions/{id}/unfence", Permission::kSetRegionOverlay, {}, &Impl::Unfence},
         {"GET",
          "/api/v1/ownership",
          Permission::kReadOwnership,
@@ -236,6 +239,7 @@ class Api::Impl {
           "no route for " + std::string(target.path) +
               "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
+              "/api/v1/regions/{name}/{fence,unfence}, "
               "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics");
     }
     if (route == nullptr) {
@@ -340,15 +344,34 @@ class Api::Impl {
     auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
     if (!limit.ok()) return BadRequest(limit.status().message());
     page.limit = static_cast<std::size_t>(*limit);
-    return JsonResponse(200, LagReportJson(*report, filter, page));
+    json body = LagReportJson(*report, filter, page);
+    // A diverged row the split-brain watch acted on: a second writer, not a lagging replica.
+    const auto marks = live_->SplitBrain();
+    for (json& row : body["tables"]) {
+      row["split_brain"] = nullptr;
+      if (!row.value("diverged", false)) continue;
+      auto it = marks.find({row.value("table", ""), row.value("replica", "")});
+      if (it == marks.end()) continue;
+      row["split_brain"] = {{"detected_at", FormatUnixMillis(it->second.detected_at)},
+                            {"reason", it->second.reason}};
+    }
+    return JsonResponse(200, body);
   }
 
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
   void SetFailoverService(FailoverService* service) { failovers_ = service; }
   void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
+  void SetRegionEvents(RegionEventSink sink) { region_events_ = std::move(sink); }
 
  private:
+  ApiResponse Fence(const Call& c) { return Overlay(c, HealthEvent::kSetFenced); }
+  ApiResponse Unfence(const Call& c) { return Overlay(c, HealthEvent::kClearFenced); }
+  ApiResponse Overlay(const Call& c, HealthEvent event) {
+    return HandleRegionOverlay(region_events_, event, c.principal.name, c.id, c.request.body,
+                               clock_.Now());
+  }
+
   ApiResponse Regions(const Call&) {
     auto regions = store_.ListRegions();
     if (!regions.ok()) return StoreError(regions.status());
@@ -522,6 +545,7 @@ class Api::Impl {
   const LiveView* live_ = nullptr;          // set once before serving starts
   FailoverService* failovers_ = nullptr;    // likewise
   WebhookReceiver* webhooks_ = nullptr;     // likewise
+  RegionEventSink region_events_;           // likewise
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -539,5 +563,6 @@ void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
 void Api::SetFailoverService(FailoverService* service) { impl_->SetFailoverService(service); }
 
 void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookReceiver(receiver); }
+void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::move(sink)); }
 
 }  // namespace icewarden

@@ -13,6 +13,7 @@
 //   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
 //   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:
 //                             the failover commands (failovers.h)
+//   POST /api/v1/regions/{name}/fence, /unfence {reason}: the fenced overlay (regions.h)
 //   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
 //                             {"events":[...], "next_after_seq": N | null}    read_audit
 //   POST /api/v1/webhooks/alertmanager: Alertmanager's webhook payload v4, with a
@@ -46,6 +47,7 @@
 
 #include "orchestrator/config/config.h"
 #include "state/clock.h"
+#include "state/region_health_machine.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -53,6 +55,10 @@ namespace icewarden {
 class FailoverService;
 class LiveView;
 class WebhookReceiver;
+
+// Applies a region overlay event (fence, unfence) as `actor`, persisting and auditing it.
+using RegionEventSink = std::function<Result<HealthDecision>(
+    const std::string& region, const HealthInput& input, const std::string& actor)>;
 
 struct ApiRequest {
   std::string method;                          // "GET"
@@ -104,6 +110,10 @@ class Api {
   // Where the webhook routes go. Optional: without it they answer 503. `receiver` must
   // outlive the Api.
   void SetWebhookReceiver(WebhookReceiver* receiver);
+
+  // Where the region overlay commands go (regions.h): in serve, the watch's health machine.
+  // Optional: without it they answer 503.
+  void SetRegionEvents(RegionEventSink sink);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

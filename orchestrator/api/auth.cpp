@@ -33,6 +33,7 @@ constexpr Grant kGrants[] = {
     {Permission::kAbortFailover,   "abort_failover",   false, true,    false,   true},
     {Permission::kConfirmFencing,  "confirm_fencing",  false, false,   true,    true},
     {Permission::kAckFailover,     "ack_failover",     false, true,    false,   true},
+    {Permission::kSetRegionOverlay, "set_region_overlay", false, true,  false,   true},
 };
 // clang-format on
 

@@ -28,6 +28,7 @@ enum class Permission {
   kAbortFailover,
   kConfirmFencing,  // an operator's word that the old owner stopped writing
   kAckFailover,
+  kSetRegionOverlay,  // fence / unfence a region (an operator's command with a reason)
 };
 
 // "read_audit": for error messages and logs.

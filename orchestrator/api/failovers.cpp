@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestrator/api/command_body.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "state/json_text.h"
 
@@ -10,71 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-ApiResponse Bad(const std::string& message) {
-  return JsonErrorResponse(400, "bad_request", message);
-}
-
-// The body as an object holding only `allowed` fields; a string error otherwise.
-Result<json> ReadBody(const std::string& body, const std::vector<std::string>& allowed) {
-  if (body.empty()) return Status::InvalidArgument("the request needs a JSON object body");
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::InvalidArgument("the body is not valid JSON");
-  if (!doc.is_object()) return Status::InvalidArgument("the body must be a JSON object");
-  for (const auto& [key, value] : doc.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Status::InvalidArgument("unknown field '" + key + "'; this request takes " + list);
-    }
-  }
-  return doc;
-}
-
-// A string field: absent is "", anything but a string is an error.
-Status StringField(const json& doc, const std::string& key, std::string* out) {
-  auto it = doc.find(key);
-  if (it == doc.end() || it->is_null()) return Status::Ok();
-  if (!it->is_string()) return Status::InvalidArgument(key + " must be a string");
-  *out = it->get<std::string>();
-  return Status::Ok();
-}
-
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kConflict:
-      return 409;
-    case StatusCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
-const char* ErrorCodeOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-      return "bad_request";
-    case StatusCode::kNotFound:
-      return "not_found";
-    case StatusCode::kPermissionDenied:
-      return "forbidden";
-    case StatusCode::kFailedPrecondition:
-      return "refused";
-    case StatusCode::kConflict:
-      return "conflict";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    default:
-      return "store_error";
-  }
-}
+ApiResponse Bad(const std::string& message) { return BadRequestResponse(message); }
 
 ApiResponse Answer(const CommandOutcome& out, int ok_status) {
   if (out.status.ok()) return JsonResponse(ok_status, out.body);
@@ -95,7 +32,8 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
                                   const std::string& body) {
   switch (command) {
     case FailoverCommand::kPropose: {
-      auto doc = ReadBody(body, {"kind", "to", "scope", "from", "reason", "dry_run"});
+      auto doc =
+          ReadBody(body, {"kind", "to", "scope", "from", "reason", "dry_run", "accept_data_loss"});
       if (!doc.ok()) return Bad(doc.status().message());
       ProposeRequest req;
       std::string kind = "failover";
@@ -103,17 +41,28 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
                               {"to", &req.to},
                               {"scope", &req.scope},
                               {"from", &req.from},
-                              {"reason", &req.reason}})
+                              {"reason", &req.reason},
+                              {"accept_data_loss", &req.accept_data_loss}})
         if (Status s = StringField(*doc, key, out); !s.ok()) return Bad(s.message());
-      if (kind != "failover" && kind != "switchover")
-        return Bad("kind must be failover or switchover, got '" + kind + "'");
-      req.kind = *ParseFailoverKind(kind);
-      for (auto [key, value] : {std::pair{"to", &req.to}, {"scope", &req.scope}})
-        if (value->empty()) return Bad(std::string(key) + " is required");
+      if (kind != "failover" && kind != "switchover" && kind != "failback")
+        return Bad("kind must be failover, switchover or failback, got '" + kind + "'");
       if (auto it = doc->find("dry_run"); it != doc->end()) {
         if (!it->is_boolean()) return Bad("dry_run must be true or false");
         req.dry_run = it->get<bool>();
       }
+      if (kind == "failback") {
+        // The way back: the region and the tables come from the failover being undone.
+        if (!req.to.empty() || !req.from.empty())
+          return Bad(
+              "a failback takes no to or from: it returns the scope to the region its "
+              "last failover left");
+        if (req.scope.empty()) return Bad("scope is required");
+        FailbackRequest back{req.scope, req.reason, req.accept_data_loss, req.dry_run};
+        return Answer(service.Failback(caller, back), req.dry_run ? 200 : 201);
+      }
+      req.kind = *ParseFailoverKind(kind);
+      for (auto [key, value] : {std::pair{"to", &req.to}, {"scope", &req.scope}})
+        if (value->empty()) return Bad(std::string(key) + " is required");
       CommandOutcome out = service.Propose(caller, req);
       return Answer(out, req.dry_run ? 200 : 201);
     }

@@ -48,6 +48,8 @@ json TableLagJson(const TableLag& t, UnixMillis now) {
       {"within_max_staleness", t.within_max_staleness},
       {"diverged", t.diverged},
       {"divergent_snapshot_ids", std::move(ids)},
+      {"newest_divergent_at",
+       t.newest_divergent_at ? json(FormatUnixMillis(*t.newest_divergent_at)) : json(nullptr)},
       {"uuid_mismatch", t.uuid_mismatch},
       {"owner_retention_ms", t.owner_retention.count()},
       {"retention_too_short", t.retention_too_short},

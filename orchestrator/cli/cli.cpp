@@ -140,6 +140,63 @@ int RunCli(int argc, char** argv) {
                              "print only the new failover's id on stdout (the plan on stderr)");
   failover_propose->callback(with_token([&] { return CmdFailoverPropose(client, propose, yes); }));
 
+  // Top-level shortcuts: a planned move, and the way back.
+  ProposeOptions switchover;
+  switchover.kind = "switchover";
+  auto* switchover_cmd = app.add_subcommand(
+      "switchover",
+      "propose a planned, lossless move between two healthy regions (demotion token)");
+  AddClientOptions(switchover_cmd, client, token_file);
+  switchover_cmd->add_option("--to", switchover.to, "region to gain ownership")->required();
+  switchover_cmd->add_option("--scope", switchover.scope, "owner:REGION, namespace:P or tables:A,B")
+      ->required();
+  switchover_cmd->add_option("--reason", switchover.reason, "why, for the audit log")->required();
+  switchover_cmd->add_option("--from", switchover.from,
+                             "region losing ownership (default: the scope's owner)");
+  switchover_cmd->add_flag("--dry-run", switchover.dry_run,
+                           "show the plan and the guards; create nothing");
+  switchover_cmd->add_flag("--yes,-y", yes, "do not ask for confirmation");
+  switchover_cmd->add_flag("--id-only", switchover.id_only,
+                           "print only the new failover's id on stdout (the plan on stderr)");
+  switchover_cmd->callback(with_token([&] { return CmdFailoverPropose(client, switchover, yes); }));
+
+  auto* region_cmd = app.add_subcommand("region", "a region's administrative overlays");
+  region_cmd->require_subcommand(1);
+  std::string region_name, region_reason;
+  for (bool fence : {true, false}) {
+    auto* cmd = region_cmd->add_subcommand(
+        fence ? "fence" : "unfence",
+        fence ? "set the fenced overlay: no failover targets the region"
+              : "clear the fenced overlay (e.g. after a split brain was reconciled)");
+    AddClientOptions(cmd, client, token_file);
+    cmd->add_option("name", region_name, "region")->required();
+    cmd->add_option("--reason", region_reason, "why, for the audit log")->required();
+    cmd->add_flag("--yes,-y", yes, "do not ask for confirmation");
+    cmd->callback(with_token(
+        [&, fence] { return CmdRegionOverlay(client, region_name, fence, region_reason, yes); }));
+  }
+
+  ProposeOptions failback;
+  failback.kind = "failback";
+  auto* failback_cmd = app.add_subcommand(
+      "failback",
+      "propose moving a scope back to the region its last failover left (a switchover)");
+  AddClientOptions(failback_cmd, client, token_file);
+  failback_cmd
+      ->add_option("--scope", failback.scope,
+                   "the scope of the failover to undo (owner:us-east-1), or failover:ID")
+      ->required();
+  failback_cmd->add_option("--reason", failback.reason, "why, for the audit log")->required();
+  failback_cmd->add_option("--accept-data-loss", failback.accept_data_loss,
+                           "REASON: go on although the region holds commits the current owner "
+                           "never had (they are lost; an approver must accept it too)");
+  failback_cmd->add_flag("--dry-run", failback.dry_run,
+                         "show the plan and the guards; create nothing");
+  failback_cmd->add_flag("--yes,-y", yes, "do not ask for confirmation");
+  failback_cmd->add_flag("--id-only", failback.id_only,
+                         "print only the new failover's id on stdout (the plan on stderr)");
+  failback_cmd->callback(with_token([&] { return CmdFailoverPropose(client, failback, yes); }));
+
   ApproveOptions approve;
   auto* failover_approve =
       failover->add_subcommand("approve", "approve a proposed failover's plan");
@@ -147,7 +204,8 @@ int RunCli(int argc, char** argv) {
   failover_approve->add_option("id", failover_id, "failover id")->required();
   failover_approve->add_option("--reason", approve.reason, "why, for the audit log");
   failover_approve->add_option("--accept-data-loss", approve.accept_data_loss,
-                               "REASON: promote even if tables lag past max_staleness");
+                               "REASON: promote even if tables lag past max_staleness, or the "
+                               "target holds commits the owner never had");
   failover_approve->add_option("--override-cooldown", approve.cooldown_override,
                                "REASON (admin): approve inside the cooldown");
   failover_approve->add_option("--force-candidate", approve.force_candidate,

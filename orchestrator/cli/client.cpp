@@ -259,15 +259,18 @@ int CmdLag(const ClientOptions& o, const LagOptions& filter) {
     // Nothing was measured for an unknown row this round: its 0s are not a lag.
     const bool unknown = r.value("state", "") == "unknown";
     const bool bounded = r.value("lag_bound_ms", json()).is_number();
-    t.AddRow({Str(r, "table"), Str(r, "owner"), Str(r, "replica"), Str(r, "state"),
-              unknown ? "-" : Str(r, "missing_commits"),
+    const bool split = r.value("split_brain", json()).is_object();
+    t.AddRow({Str(r, "table"), Str(r, "owner"), Str(r, "replica"),
+              split ? "SPLIT BRAIN" : Str(r, "state"), unknown ? "-" : Str(r, "missing_commits"),
               !unknown  ? Millis(r, "lag_ms")
               : bounded ? "≤" + Millis(r, "lag_bound_ms")
                         : "-",
               unknown ? "-"
                       : Millis(r, "owner_retention_ms") +
                             (r.value("retention_too_short", false) ? " (short)" : ""),
-              unknown ? Str(r, "reason") + "; " + LastKnownText(r) : Str(r, "reason")});
+              split     ? Str(r["split_brain"], "reason")
+              : unknown ? Str(r, "reason") + "; " + LastKnownText(r)
+                        : Str(r, "reason")});
   }
   t.Print(std::cout);
   return kExitOk;

@@ -91,9 +91,10 @@ void PrintRefusal(const ApiAnswer& a) {
 }  // namespace
 
 int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes) {
-  json req = {
-      {"kind", p.kind}, {"to", p.to}, {"scope", p.scope}, {"reason", p.reason}, {"dry_run", true}};
+  json req = {{"kind", p.kind}, {"scope", p.scope}, {"reason", p.reason}, {"dry_run", true}};
+  if (!p.to.empty()) req["to"] = p.to;
   if (!p.from.empty()) req["from"] = p.from;
+  if (!p.accept_data_loss.empty()) req["accept_data_loss"] = p.accept_data_loss;
   ApiAnswer dry = CallApi(o, "POST", "/api/v1/failovers", req.dump());
   if (dry.exit_code != kExitOk) {
     PrintRefusal(dry);
@@ -107,7 +108,15 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
   // With --id-only, stdout carries the id alone (ID=$(icewarden failover propose ...)).
   // With --output json, stdout carries the JSON answer alone too.
   std::ostream& shown = p.id_only || o.output == "json" ? std::cerr : std::cout;
-  PrintChange(shown, dry.body, S(plan.value("failover", json::object()), "from"), p.to, p.scope);
+  // A failback's regions and tables come from the failover it undoes: show what the server
+  // resolved.
+  const json& planned = plan.value("failover", json::object());
+  if (dry.body.contains("failback_of"))
+    shown << "Failback of " << S(dry.body, "failback_of") << ": a switchover of the "
+          << dry.body.value("failback_tables", 0) << " tables it moved, back to "
+          << S(planned, "to") << "\n";
+  PrintChange(shown, dry.body, S(planned, "from"), p.to.empty() ? S(planned, "to") : p.to,
+              p.kind == "failback" ? S(planned, "scope") : p.scope);
   if (p.dry_run) return kExitOk;
   if (int rc = Confirm("Propose this " + p.kind + "?", yes); rc != kExitOk) return rc;
   req["dry_run"] = false;
@@ -126,6 +135,25 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
     std::cout << "An approver approves it with: icewarden failover approve "
               << S(made.body["failover"], "id") << "\n";
   }
+  return kExitOk;
+}
+
+int CmdRegionOverlay(const ClientOptions& o, const std::string& region, bool fence,
+                     const std::string& reason, bool yes) {
+  const std::string verb = fence ? "fence" : "unfence";
+  std::cout << (fence ? "Fence " : "Clear the fenced overlay of ") << region
+            << (fence ? ": no failover will target it until it is unfenced\n"
+                      : ": failovers may target it again\n");
+  if (int rc = Confirm("Go ahead?", yes); rc != kExitOk) return rc;
+  json req = {{"reason", reason}};
+  ApiAnswer done = CallApi(
+      o, "POST", "/api/v1/regions/" + httplib::detail::encode_query_param(region) + "/" + verb,
+      req.dump());
+  if (done.exit_code != kExitOk) {
+    PrintRefusal(done);
+    return done.exit_code;
+  }
+  std::cout << S(done.body, "decision") << "\n";
   return kExitOk;
 }
 

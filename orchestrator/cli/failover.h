@@ -13,8 +13,9 @@
 namespace icewarden {
 
 struct ProposeOptions {
-  std::string kind = "failover";
+  std::string kind = "failover";  // failover | switchover | failback (no to, no from)
   std::string to, scope, from, reason;
+  std::string accept_data_loss;  // failback onto a diverged region: the proposer's reason
   bool dry_run = false;
   bool id_only = false;  // stdout: the new failover's id alone; the plan goes to stderr
 };
@@ -31,6 +32,9 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
 int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::string& kind,
                       const std::string& text, bool yes);
 int CmdFailoverReport(const ClientOptions& o, const std::string& id);
+// `region fence|unfence NAME --reason`: the fenced overlay, an operator's command.
+int CmdRegionOverlay(const ClientOptions& o, const std::string& region, bool fence,
+                     const std::string& reason, bool yes);
 // Prints phase and step changes until the failover ends: 0 completed, 1 otherwise.
 // timeout_seconds 0: no limit.
 int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_seconds,

@@ -191,6 +191,17 @@ struct WebhooksConfig {
   std::vector<WebhookRuleConfig> rules;
 };
 
+// ---- alerts: (orchestrator/config/alerts.cpp; sent by orchestrator/alert_routes.h) ----
+
+// Where icewarden's own critical alerts go (a second writer after a promotion): an alert
+// action kind and its params as written; the labels and summary are added when sent.
+struct AlertRouteConfig {
+  std::string name;
+  std::string action;  // alert.alertmanager | alert.webhook
+  std::vector<std::pair<std::string, std::string>> params;
+  int line = 0, column = 0;
+};
+
 struct StateConfig {
   std::string backend = "sqlite";
   std::string path = "icewarden.db";  // relative to the config file's folder
@@ -205,6 +216,7 @@ struct Config {
   PolicyConfig policies;
   std::vector<FailoverRouteConfig> failovers;
   WebhooksConfig webhooks;
+  std::vector<AlertRouteConfig> alerts;
 
   const RegionConfig* FindRegion(const std::string& name) const;
   // The owner the rules assign to "namespace.table" (first matching rule, else default).

@@ -23,6 +23,23 @@ const std::vector<std::string> kRouteKinds = {"failover", "switchover"};
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValue& v,
+                                                                   const std::string& what) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!v.node().IsMap()) {
+    v.Error("expected a mapping of " + what + ", got " + v.Describe());
+    return out;
+  }
+  for (const auto& kv : v.node()) {
+    if (!kv.second.IsScalar()) {
+      v.Error("'" + kv.first.Scalar() + "' must be a single value (a string or number)");
+      continue;
+    }
+    out.emplace_back(kv.first.Scalar(), kv.second.Scalar());
+  }
+  return out;
+}
+
 std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
                                                     const ConfigSources& sources) {
@@ -74,19 +91,8 @@ std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
         route.runbook = ResolvePath(sources, *s);
       }
     }
-    if (auto v = map->Get("params")) {
-      if (!v->node().IsMap()) {
-        v->Error("expected a mapping of runbook parameter names to values, got " + v->Describe());
-      } else {
-        for (const auto& kv : v->node()) {
-          if (!kv.second.IsScalar()) {
-            v->Error("'" + kv.first.Scalar() + "' must be a single value (a string or number)");
-            continue;
-          }
-          route.params.emplace_back(kv.first.Scalar(), kv.second.Scalar());
-        }
-      }
-    }
+    if (auto v = map->Get("params"))
+      route.params = ReadScalarParams(*v, "runbook parameter names to values");
     routes.push_back(std::move(route));
   }
   return routes;

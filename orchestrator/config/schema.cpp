@@ -223,8 +223,8 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
-  auto map =
-      root.Map({"api", "state", "regions", "ownership", "policies", "failovers", "webhooks"});
+  auto map = root.Map(
+      {"api", "state", "regions", "ownership", "policies", "failovers", "webhooks", "alerts"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
@@ -238,6 +238,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
     config.failovers = ReadFailoverRoutes(*v, config.regions, sources);
   if (auto v = map->Get("webhooks"))
     config.webhooks = ReadWebhooks(*v, config.regions, config.failovers, sources);
+  if (auto v = map->Get("alerts")) config.alerts = ReadAlertRoutes(*v);
   return config;
 }
 

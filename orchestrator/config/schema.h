@@ -48,6 +48,12 @@ std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
 WebhooksConfig ReadWebhooks(const YamlValue& value, const std::vector<RegionConfig>& regions,
                             const std::vector<FailoverRouteConfig>& routes,
                             const ConfigSources& sources);
+// A `params:` mapping of single values (a route's runbook parameters, an alert route's action
+// params), in order; anything else is an error at its position naming `what` was expected.
+std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValue& v,
+                                                                   const std::string& what);
+// The `alerts:` list of routes for icewarden's own alerts (alerts.cpp).
+std::vector<AlertRouteConfig> ReadAlertRoutes(const YamlValue& value);
 // Reports "no region named ..." (with a did-you-mean) unless `name` is a configured region.
 void CheckRegionName(const YamlValue& v, const std::string& name,
                      const std::vector<RegionConfig>& regions);

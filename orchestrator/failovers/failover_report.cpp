@@ -32,6 +32,39 @@ std::string Ms(const json& v) {
   return FormatLagDuration(std::chrono::milliseconds(v.get<long long>()));
 }
 
+// What a switchover's demotion-token step recorded: the token (the old owner's snapshot per
+// table, first 100 shown), and how long the target took to reach it.
+json DemotionTokenJson(const StepRecord& s, const json& result) {
+  constexpr std::size_t kShown = 100;
+  const json before = result.value("before", json::object());
+  const json detail = result.value("detail", json::object());
+  json tables = json::array();
+  const json all = before.value("tables", json::array());
+  for (std::size_t i = 0; i < all.size() && i < kShown; ++i)
+    tables.push_back({{"table", all[i].value("table", "")},
+                      {"snapshot_id", all[i].value("snapshot_id", json(nullptr))}});
+  const json captured = before.value("captured_at", json(nullptr));
+  return {{"step", s.step_id},
+          {"state", StepStateName(s.state)},
+          {"owner", before.value("owner", "")},
+          {"target", before.value("target", "")},
+          {"captured_at",
+           captured.is_number() ? json(FormatUnixMillis(captured.get<UnixMillis>())) : json()},
+          {"tables", all.size()},
+          {"token", tables},
+          {"token_truncated", all.size() > kShown},
+          {"waited_ms", detail.value("waited_ms", json(nullptr))},
+          {"reason", s.reason}};
+}
+
+// A completed switchover moved ownership only once the target was at the token of every
+// table: nothing was lost. Otherwise the RPO at promotion is the measure (null here).
+json LostCommits(const Failover& f, const json& demotion) {
+  if (f.kind != FailoverKind::kSwitchover || !demotion.is_object()) return nullptr;
+  if (demotion.value("state", "") != "succeeded") return nullptr;
+  return 0;
+}
+
 }  // namespace
 
 Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
@@ -77,10 +110,20 @@ Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
     return it->second;
   };
 
+  json split_brain = json::array();
+  for (const AuditEvent& e : *events)
+    if (e.action == "split_brain.detected")
+      split_brain.push_back({{"at", FormatUnixMillis(e.at)},
+                             {"reason", e.reason},
+                             {"detail", Parsed(e.detail_json, json::object())}});
+
   json step_list = json::array();
+  json demotion = nullptr;
   std::optional<UnixMillis> transfer_start, transfer_end, dns_start, dns_end;
   for (const StepRecord& s : *steps) {
     json result = Parsed(s.result_json, json::object());
+    if (s.action == "switchover.demotion_token" && s.section == "promote")
+      demotion = DemotionTokenJson(s, result);
     json item = {{"step", s.step_id},
                  {"section", s.section},
                  {"action", s.action},
@@ -123,6 +166,9 @@ Result<json> BuildFailoverReport(StateStore& store, const std::string& id) {
       {"phases", phases},
       {"durations", durations},
       {"rpo", Parsed(f.rpo_json, json::object())},
+      {"demotion_token", demotion},
+      {"lost_commits", LostCommits(f, demotion)},
+      {"split_brain", split_brain},
       {"fencing", f.fencing ? json{{"kind", FencingKindName(f.fencing->kind)},
                                    {"by", f.fencing->by},
                                    {"reason", f.fencing->reason},
@@ -176,6 +222,19 @@ std::string RenderFailoverReportText(const json& r) {
   } else {
     out << "  not promoted\n";
   }
+  const json& token = r.value("demotion_token", json());
+  if (token.is_object()) {
+    out << "\nDemotion token\n  " << token.value("tables", 0) << " tables of "
+        << token.value("owner", "") << " captured at "
+        << (token["captured_at"].is_string() ? token["captured_at"].get<std::string>() : "-")
+        << "; " << token.value("target", "") << " waited " << Ms(token.value("waited_ms", json()))
+        << ": " << token.value("state", "") << ": " << token.value("reason", "") << "\n";
+    if (r.value("lost_commits", json()).is_number())
+      out << "  lost commits: " << r["lost_commits"].get<long long>()
+          << " (the target was at the token of every table before ownership moved)\n";
+  }
+  for (const json& sb : r.value("split_brain", json::array()))
+    out << "\nSPLIT BRAIN at " << sb.value("at", "") << ": " << sb.value("reason", "") << "\n";
   out << "\nFencing\n";
   if (r["fencing"].is_object()) {
     out << "  " << r["fencing"].value("kind", "") << " by " << r["fencing"].value("by", "")

@@ -195,13 +195,6 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   if (Status s = CheckReason("a proposal", req.reason, true); !s.ok()) return Refuse(s);
   if (req.kind == FailoverKind::kDrill)
     return Refuse(Status::InvalidArgument("kind must be failover or switchover"));
-  // DESIGN.md rule 8: a switchover promotes only once the target holds the old owner's
-  // demotion token. Until that wait exists, a "switchover" would be a failover under a name
-  // that promises zero loss.
-  if (req.kind == FailoverKind::kSwitchover)
-    return Refuse(Status::InvalidArgument(
-        "kind switchover is not available yet: its demotion-token wait (zero loss) is not built; "
-        "propose a failover, whose guards bound the loss by max_staleness"));
   if (d_.config->FindRegion(req.to) == nullptr)
     return Refuse(Status::InvalidArgument("to: no region named '" + req.to + "'"));
   auto scope = CatalogScope::Parse(req.scope);
@@ -267,6 +260,15 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   for (const GuardResult& g : guards)
     if (g.guard == "no_overlap" && !g.ok)
       return Refuse(Status::FailedPrecondition("guard no_overlap: " + g.reason), body);
+  // A failback onto a region holding commits the current owner never had is refused unless the
+  // proposer already says the loss is accepted; an approver must still accept it at approval.
+  if (!req.failback_of.empty())
+    for (const GuardResult& g : guards)
+      if (g.guard == "divergence" && !g.ok && req.accept_data_loss.empty())
+        return Refuse(Status::FailedPrecondition("refused: failback to " + f.to + ": " + g.reason +
+                                                 " (propose again with accept_data_loss to "
+                                                 "go on)"),
+                      body);
 
   for (const Region& r : snapshot->regions)
     if (r.name == f.from && r.health == RegionHealth::kUnreachable) f.detected_at = r.since;
@@ -278,10 +280,15 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
                                                {"at", now},
                                                {"by", caller.name},
                                                {"results", GuardResultsJson(guards)}}}));
-  f.last_reason = f.id + " proposed by " + caller.name + ": " + FailoverKindName(f.kind) + " of " +
-                  f.scope + " (" + std::to_string(snapshot->scope_tables.size()) +
-                  " tables) from " + f.from + " to " + f.to + " with runbook " +
-                  route->runbook.name + ": " + req.reason;
+  f.last_reason =
+      f.id + " proposed by " + caller.name + ": " +
+      (req.failback_of.empty() ? std::string(FailoverKindName(f.kind))
+                               : "failback (a switchover undoing " + req.failback_of + ")") +
+      " of " + f.scope + " (" + std::to_string(snapshot->scope_tables.size()) + " tables) from " +
+      f.from + " to " + f.to + " with runbook " + route->runbook.name + ": " + req.reason;
+  if (!req.accept_data_loss.empty())
+    f.last_reason +=
+        "; the proposer accepts losing the target's divergent commits: " + req.accept_data_loss;
   AuditEvent why;
   why.at = now;
   why.actor = caller.name;
@@ -292,6 +299,7 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   why.detail_json = DumpJson(json{{"actor_kind", ActorKindName(caller.kind)},
                                   {"plan_hash", f.plan.plan_hash},
                                   {"route", f.plan.route},
+                                  {"failback_of", req.failback_of},
                                   {"guards", GuardResultsJson(guards)}});
   if (Status s = d_.store->CreateFailover(f, why); !s.ok()) return Refuse(s);
   f.version = 1;
@@ -300,6 +308,47 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   body["decision"] = out.decision;
   body["failover"] = FailoverJson(f);
   out.body = std::move(body);
+  return out;
+}
+
+CommandOutcome FailoverService::Failback(const Caller& caller, const FailbackRequest& req) {
+  if (Status s = CheckReason("a failback", req.reason, true); !s.ok()) return Refuse(s);
+  if (req.scope.empty())
+    return Refuse(Status::InvalidArgument(
+        "scope is required: the scope of the failover to undo (owner:us-east-1), or failover:ID"));
+  auto recent = d_.store->ListFailovers(kRecentFailovers);
+  if (!recent.ok()) return Refuse(recent.status());
+  // The newest finished move of that scope whose tables are still where it put them.
+  const Failover* last = nullptr;
+  std::size_t still_there = 0;
+  for (const Failover& f : *recent) {  // newest first
+    if (f.phase != FailoverPhase::kCompleted) continue;
+    if (f.scope != req.scope && "failover:" + f.id != req.scope) continue;
+    auto scope = CatalogScope::Parse("failover:" + f.id);
+    if (!scope.ok()) continue;
+    auto rows = ListScopeOwnership(*d_.store, *scope, f.to, kMaxScopeTables);
+    if (!rows.ok()) return Refuse(rows.status());
+    if (rows->empty()) continue;  // moved on since (a later failover, or already failed back)
+    last = &f;
+    still_there = rows->size();
+    break;
+  }
+  if (last == nullptr)
+    return Refuse(Status::NotFound(
+        "no completed failover of scope " + req.scope +
+        " still owns the tables it moved: nothing to fail back (`failover list` shows them)"));
+  ProposeRequest p;
+  p.kind = FailoverKind::kSwitchover;
+  p.from = last->to;
+  p.to = last->from;
+  p.scope = "failover:" + last->id;
+  p.reason = req.reason;
+  p.dry_run = req.dry_run;
+  p.accept_data_loss = req.accept_data_loss;
+  p.failback_of = last->id;
+  CommandOutcome out = Propose(caller, p);
+  out.body["failback_of"] = last->id;
+  out.body["failback_tables"] = still_there;
   return out;
 }
 

@@ -49,6 +49,19 @@ struct ProposeRequest {
   std::string to{}, scope{}, reason{};
   std::string from{};  // optional: derived from the scope's owner
   bool dry_run = false;
+  // A failback's proposer may accept, with a reason, that the target's divergent commits are
+  // lost; without it a failback onto a diverged region is refused. An approver must still
+  // accept the loss at approval (ApproveRequest::accept_data_loss).
+  std::string accept_data_loss{};
+  std::string failback_of{};  // set by Failback: the failover this one undoes
+};
+
+// A switchover back to the region a scope last left (`icewarden failback`).
+struct FailbackRequest {
+  std::string scope{};  // the scope of the failover to undo, or failover:ID
+  std::string reason{};
+  std::string accept_data_loss{};
+  bool dry_run = false;
 };
 
 struct ApproveRequest {
@@ -84,6 +97,10 @@ class FailoverService {
   explicit FailoverService(FailoverServiceDeps deps);
 
   CommandOutcome Propose(const Caller& caller, const ProposeRequest& request);
+  // Finds the newest completed failover of `request.scope` whose tables it moved are still
+  // owned where it moved them, and proposes a switchover of exactly those tables
+  // (scope failover:ID) back to the region they left. Refused (kNotFound) when there is none.
+  CommandOutcome Failback(const Caller& caller, const FailbackRequest& request);
   CommandOutcome Approve(const Caller& caller, const std::string& id,
                          const ApproveRequest& request);
   CommandOutcome ConfirmFencing(const Caller& caller, const std::string& id,

@@ -91,6 +91,20 @@ GuardResult TargetHealthy(const GuardSnapshot& s) {
   return {"target_healthy", true, false, to + " is healthy"};
 }
 
+// A switchover reads its demotion token from the old owner and fences it through its own
+// catalog: that region must answer. An unreachable old owner is a failover's case.
+GuardResult SourceHealthy(const GuardSnapshot& s) {
+  const std::string& from = s.failover.from;
+  const Region* r = FindRegion(s, from);
+  if (r == nullptr) return {"source_healthy", false, false, from + " is not a known region"};
+  if (r->health != RegionHealth::kHealthy)
+    return {"source_healthy", false, false,
+            from + " is " + RegionHealthName(r->health) +
+                (r->reason.empty() ? "" : ": " + r->reason) +
+                "; a switchover needs both regions healthy (propose a failover instead)"};
+  return {"source_healthy", true, false, from + " is healthy"};
+}
+
 GuardResult Rpo(const GuardSnapshot& s, const LagOfScope& lag) {
   GuardResult g{"rpo", false, false, ""};
   const milliseconds max = TightenedDuration(s, "max_lag", "max_staleness", s.max_staleness);
@@ -197,18 +211,45 @@ GuardResult Cooldown(const GuardSnapshot& s) {
 }
 
 GuardResult Divergence(const GuardSnapshot& s, const LagOfScope& lag) {
-  std::vector<std::string> bad;
+  constexpr std::size_t kNamed = 20;
+  std::vector<const TableLag*> bad;
   for (const TableLag* row : lag.For(s.failover.to)) {
     if (row == nullptr) continue;
     if (row->state == LagState::kDiverged || row->state == LagState::kNotSameTable)
-      bad.push_back(row->reason);
+      bad.push_back(row);
   }
   if (bad.empty())
     return {"divergence", true, false,
             s.failover.to + " holds no commit that " + s.failover.from + " never had"};
-  std::string why = std::to_string(bad.size()) + " tables diverged in " + s.failover.to + ": ";
-  for (std::size_t i = 0; i < bad.size() && i < 3; ++i) why += (i ? "; " : "") + bad[i];
-  return {"divergence", false, false, why + "; reconcile them by hand before promoting"};
+  // Each table with the snapshots only the target has: what an operator reconciles.
+  std::string why = std::to_string(bad.size()) + " tables hold commits in " + s.failover.to +
+                    " that " + s.failover.from + " never had: ";
+  for (std::size_t i = 0; i < bad.size() && i < kNamed; ++i) {
+    const TableLag& row = *bad[i];
+    why += (i ? "; " : "") + row.table.ToString();
+    if (row.uuid_mismatch) {
+      why += " (another table under the same name)";
+      continue;
+    }
+    why += " (snapshot";
+    why += row.divergent_snapshot_ids.size() == 1 ? " " : "s ";
+    for (std::size_t k = 0; k < row.divergent_snapshot_ids.size(); ++k)
+      why += (k ? ", " : "") + std::to_string(row.divergent_snapshot_ids[k]);
+    why += ")";
+  }
+  if (bad.size() > kNamed) why += "; and " + std::to_string(bad.size() - kNamed) + " more";
+  GuardResult g{"divergence", false, false,
+                why + ". Promoting " + s.failover.to +
+                    " would lose them or fork the tables' history: reconcile them by hand "
+                    "(make " +
+                    s.failover.to + "'s copies match " + s.failover.from +
+                    " again), or approve with accept_data_loss and a reason (those commits "
+                    "are then given up, and the approval records it)"};
+  if (!s.waivers.accept_data_loss.empty()) {
+    g.waived = true;
+    g.reason += "; accepted by an approver: " + s.waivers.accept_data_loss;
+  }
+  return g;
 }
 
 GuardResult BestCandidate(const GuardSnapshot& s, const LagOfScope& lag) {
@@ -264,8 +305,12 @@ bool ScopesOverlap(const Failover& a, const std::vector<TableIdent>& a_tables, c
 
 std::vector<GuardResult> EvaluateGuards(const GuardSnapshot& s) {
   const LagOfScope lag(s);
-  return {Leadership(), TargetHealthy(s),   Rpo(s, lag),          NoOverlap(s),
-          Cooldown(s),  Divergence(s, lag), BestCandidate(s, lag)};
+  std::vector<GuardResult> out{Leadership(), TargetHealthy(s)};
+  if (s.failover.kind == FailoverKind::kSwitchover) out.push_back(SourceHealthy(s));
+  for (GuardResult& g : std::vector<GuardResult>{Rpo(s, lag), NoOverlap(s), Cooldown(s),
+                                                 Divergence(s, lag), BestCandidate(s, lag)})
+    out.push_back(std::move(g));
+  return out;
 }
 
 bool GuardsPass(const std::vector<GuardResult>& results) {

@@ -8,6 +8,8 @@
 //   leadership       this daemon may act (a single SQLite replica always leads)
 //   target_healthy   the region gaining ownership is healthy and neither fenced nor in
 //                    maintenance
+//   source_healthy   (switchover only) the old owner is healthy: the demotion token is read
+//                    from it and its writers are fenced through it
 //   rpo              every table of the scope trails its owner by at most max_staleness in
 //                    the target (the runbook's max_lag guard may lower it); a table whose
 //                    owner cannot be read counts with its bound (last known lag + the time
@@ -17,7 +19,8 @@
 //   cooldown         the scope's last failover ended more than `cooldown` ago, or was
 //                    acknowledged; an admin may override with a reason
 //   divergence       the target holds no commit the owner never had (and no other table
-//                    under the same name)
+//                    under the same name); the reason names each table and its snapshots.
+//                    Waived only by accept_data_loss with a reason (those commits are lost)
 //   best_candidate   with more than two regions, no other healthy region is further ahead
 //                    for the scope than the target; overridden only with a reason
 // Thread-safety: pure function over plain values.
@@ -47,7 +50,7 @@ struct GuardResult {
 
 // Who asked to set a guard aside, and why. An empty reason waives nothing.
 struct GuardWaivers {
-  std::string accept_data_loss{};   // rpo (an approver's reason)
+  std::string accept_data_loss{};   // rpo and divergence (an approver's reason)
   std::string cooldown_override{};  // cooldown (an admin's reason)
   std::string force_candidate{};    // best_candidate
 };

@@ -23,6 +23,39 @@ std::optional<std::string> ReadBytes(const std::string& path) {
   return buf.str();
 }
 
+// DESIGN.md rule 8 for a switchover route: its runbook promotes only after a
+// switchover.demotion_token step has seen the target at the old owner's token. The step must
+// come before every ownership.transfer, on its own, and stop the runbook when it fails.
+std::optional<std::string> SwitchoverHandoverError(const Runbook& runbook,
+                                                   const std::string& runbook_path) {
+  constexpr const char* kToken = "switchover.demotion_token";
+  const RunbookStep* token = nullptr;
+  for (const RunbookStep& step : runbook.promote) {
+    if (step.action == kToken) {
+      token = &step;
+      break;
+    }
+    if (step.action == "ownership.transfer")
+      return step.pos.ToString() + ": step '" + step.id +
+             "' transfers ownership before any switchover.demotion_token step: a switchover "
+             "promotes only once the target is at the old owner's demotion token; put that step "
+             "first";
+  }
+  if (token == nullptr)
+    return runbook_path + ": a switchover route's runbook needs a promote step with action " +
+           kToken +
+           " before ownership.transfer (it records the old owner's snapshots and waits "
+           "for the target to reach them: zero loss)";
+  if (token->on_failure == OnFailure::kContinue)
+    return token->pos.ToString() + ": step '" + token->id +
+           "': on_failure: continue would promote a target that has not reached the demotion "
+           "token; use abort or compensate";
+  if (!token->parallel_group.empty())
+    return token->pos.ToString() + ": step '" + token->id +
+           "' must not run in a parallel group: the steps after it must wait for it";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string Sha256Tag(std::string_view bytes) {
@@ -62,6 +95,12 @@ std::optional<RouteTable> RouteTable::Load(const Config& config, const ActionReg
       if (std::find(declared.begin(), declared.end(), name) == declared.end()) {
         errors->push_back(where + ": params." + name + ": runbook " + rc.runbook +
                           " declares no parameter '" + name + "'");
+      }
+    }
+    if (rc.kind == "switchover") {
+      if (auto e = SwitchoverHandoverError(*load.runbook, rc.runbook)) {
+        errors->push_back(where + ": " + *e);
+        continue;
       }
     }
     routes.push_back(LoadedRoute{rc, std::move(*load.runbook), Sha256Tag(*text)});

@@ -144,6 +144,7 @@ struct LabStackOptions {
   std::string cooldown = "2m";
   std::string max_staleness = "1m";
   bool two_person_approval = false;
+  std::string switchover_catch_up = "10s";  // examples/runbooks/switchover.yaml's catch_up
   // Appended to the generated config (e.g. a webhooks: section), and added to serve's
   // environment (the secrets it names).
   std::string extra_yaml;
@@ -372,6 +373,21 @@ class LabStack {
         << "    params: {dns_server: \"" << dns_server() << "\", zone: \"" << kLabZone
         << ".\", alertmanager_url: \"" << alertmanager_url() << "\"}\n";
     }
+    // Planned switchovers (and failbacks) with examples/runbooks/switchover.yaml.
+    for (auto [from, to] : {std::pair{kLabUs, kLabEu}, std::pair{kLabEu, kLabUs}}) {
+      y << "  - name: switchover-" << from << "-to-" << to << "\n"
+        << "    kind: switchover\n"
+        << "    from: " << from << "\n"
+        << "    to: " << to << "\n"
+        << "    runbook: " << SourceDir() << "/examples/runbooks/switchover.yaml\n"
+        << "    params: {lab_admin: \"" << admin_url() << "\", dns_server: \"" << dns_server()
+        << "\", zone: \"" << kLabZone << ".\", alertmanager_url: \"" << alertmanager_url()
+        << "\", catch_up: \"" << o.switchover_catch_up << "\"}\n";
+    }
+    // icewarden's own critical alerts (the split-brain watch) go to the stack's Alertmanager.
+    y << "alerts:\n"
+      << "  - {name: stack-alertmanager, action: alert.alertmanager, params: {url: \""
+      << alertmanager_url() << "\"}}\n";
     y << o.extra_yaml;
     return y.str();
   }

@@ -137,6 +137,12 @@ ActionRegistry FakeBuiltinRegistry() {
                        {"expect_status", Int()}});
   add("verify.catalog_healthy", {{"region", Str(true)}});
   add("verify.replica_caught_up", {{"region", Str(true)}, {"max_lag", Str()}});
+  add("switchover.demotion_token", {{"region", Str()},
+                                    {"owner", Str()},
+                                    {"scope", Str()},
+                                    {"within", Str()},
+                                    {"poll_interval", Str()},
+                                    {"concurrency", Int()}});
   add("verify.dns",
       {{"server", Str(true)}, {"name", Str(true)}, {"type", Str()}, {"expect", Str()}});
   add("wait", {{"duration", Str()}, {"until", Str()}});

@@ -284,15 +284,16 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   // Failovers in both directions through the lab's runbook, at run-lab.sh's DNS and
   // Alertmanager, with old_region_unreachable evidence after 10 s of silence.
   EXPECT_EQ(c.policies.unreachable_for, std::chrono::seconds(10));
-  ASSERT_EQ(c.failovers.size(), 2u);
-  std::set<std::pair<std::string, std::string>> directions;
+  // And switchovers (failbacks) both ways through examples/runbooks/switchover.yaml.
+  ASSERT_EQ(c.failovers.size(), 4u);
+  std::set<std::pair<std::string, std::string>> directions, switchovers;
   for (const auto& route : c.failovers) {
-    directions.insert({route.from, route.to});
-    EXPECT_EQ(route.kind, "failover");
+    (route.kind == "switchover" ? switchovers : directions).insert({route.from, route.to});
     EXPECT_EQ(route.scope, "*");
+    const std::string runbook = route.kind == "switchover" ? "examples/runbooks/switchover.yaml"
+                                                           : "examples/runbooks/lab-failover.yaml";
     EXPECT_EQ(std::filesystem::path(route.runbook).lexically_normal(),
-              (std::filesystem::path(testing::SourceDir()) / "examples/runbooks/lab-failover.yaml")
-                  .lexically_normal());
+              (std::filesystem::path(testing::SourceDir()) / runbook).lexically_normal());
     EXPECT_TRUE(std::filesystem::exists(route.runbook)) << route.runbook;
     std::map<std::string, std::string> params(route.params.begin(), route.params.end());
     EXPECT_EQ(params["dns_server"], "127.0.0.1:18153");
@@ -301,6 +302,9 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   }
   EXPECT_EQ(directions, (std::set<std::pair<std::string, std::string>>{
                             {"us-east-1", "eu-central-1"}, {"eu-central-1", "us-east-1"}}));
+  EXPECT_EQ(switchovers, directions);
+  ASSERT_EQ(c.alerts.size(), 1u);
+  EXPECT_EQ(c.alerts[0].action, "alert.alertmanager");
   // docs/webhooks.md's commands run against the lab: its receiver, its signed endpoint `ci`,
   // and a critical alert proposing to fail its own region over to the other one.
   ASSERT_EQ(c.webhooks.alertmanager.size(), 1u);

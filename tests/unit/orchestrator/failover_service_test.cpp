@@ -52,13 +52,37 @@ TEST_F(FailoverServiceTest, ApprovedFailoverRunsToCompletedWithQuietWindowEviden
   EXPECT_EQ((*report)["steps"].size(), 3u);
 }
 
-// Rule 8 until the demotion-token wait exists: no "switchover" that is a failover in disguise.
-TEST_F(FailoverServiceTest, SwitchoverIsRefusedUntilItsDemotionTokenWaitExists) {
+// Rule 8: a switchover route's runbook must wait for the demotion token before it transfers
+// ownership; a runbook that does not is refused when the routes are loaded (serve, validate).
+TEST_F(FailoverServiceTest, SwitchoverRouteWithoutADemotionTokenStepIsRefused) {
   Build();
-  ProposeRequest req{FailoverKind::kSwitchover, kEu, "owner:us-east-1", "planned", "", false};
-  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
-  EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(out.status.message().find("demotion-token"), std::string::npos) << out.status.message();
+  FailoverRouteConfig route;
+  route.name = "planned";
+  route.kind = "switchover";
+  route.from = kUs;
+  route.to = kEu;
+  route.runbook = runbook_path_;
+  route.line = 7;
+  route.column = 5;
+  config_.failovers.push_back(route);
+  std::vector<std::string> errors;
+  EXPECT_FALSE(RouteTable::Load(config_, registry_, &errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find(":7:5: failovers route 'planned': "), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("needs a promote step with action switchover.demotion_token"),
+            std::string::npos)
+      << errors[0];
+}
+
+// The way back needs a finished failover whose tables are still where it moved them.
+TEST_F(FailoverServiceTest, FailbackWithoutACompletedFailoverOfTheScopeIsRefused) {
+  Build();
+  FailbackRequest req{"owner:us-east-1", "us-east-1 is back", "", false};
+  CommandOutcome out = service_->Failback(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kNotFound);
+  EXPECT_NE(out.status.message().find("no completed failover of scope owner:us-east-1"),
+            std::string::npos)
+      << out.status.message();
   EXPECT_TRUE(store_->ListFailovers(10)->empty());
 }
 

@@ -123,3 +123,42 @@ TEST_F(GuardsTest, NoLagRoundYetFailsRpo) {
 
 }  // namespace
 }  // namespace icewarden
+
+namespace icewarden {
+namespace {
+
+TEST_F(GuardsTest, DivergenceNamesEachTableAndSnapshotAndOnlyAcceptedLossWaivesIt) {
+  for (TableLag& row : lag_->tables) {
+    if (row.replica != "b" || row.table.name != "t2") continue;
+    row.state = LagState::kDiverged;
+    row.diverged = true;
+    row.divergent_snapshot_ids = {111, 222};
+  }
+  GuardResult g = Find(EvaluateGuards(s_), "divergence");
+  EXPECT_FALSE(g.ok);
+  EXPECT_FALSE(g.waived);
+  EXPECT_NE(g.reason.find("1 tables hold commits in b that a never had: s.t2 (snapshots 111, 222)"),
+            std::string::npos)
+      << g.reason;
+  EXPECT_NE(g.reason.find("reconcile them by hand"), std::string::npos) << g.reason;
+  EXPECT_NE(g.reason.find("accept_data_loss"), std::string::npos) << g.reason;
+  s_.waivers.accept_data_loss = "the rogue writes were test data";
+  g = Find(EvaluateGuards(s_), "divergence");
+  EXPECT_TRUE(g.waived);
+  EXPECT_NE(g.reason.find("accepted by an approver: the rogue writes were test data"),
+            std::string::npos);
+}
+
+TEST_F(GuardsTest, ASwitchoverNeedsAHealthyOldOwner) {
+  for (Region& r : s_.regions) r.health = RegionHealth::kHealthy;
+  EXPECT_EQ(Find(EvaluateGuards(s_), "source_healthy").guard, "none") << "failovers skip it";
+  s_.failover.kind = FailoverKind::kSwitchover;
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "source_healthy").ok);
+  s_.regions[0].health = RegionHealth::kUnreachable;
+  GuardResult g = Find(EvaluateGuards(s_), "source_healthy");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("propose a failover instead"), std::string::npos) << g.reason;
+}
+
+}  // namespace
+}  // namespace icewarden

@@ -32,7 +32,7 @@ class CliRunbookTest : public ::testing::Test {
 };
 
 TEST_F(CliRunbookTest, ValidateOkSaysHowManyStepsPerSection) {
-  std::string file = Example("switchover.yaml");
+  std::string file = Example("gateway-switchover.yaml");
   EXPECT_EQ(RunbookValidateCommand(file, registry_, out_, err_), kExitOk);
   EXPECT_EQ(out_.str(), file + ": ok (11 steps: fence 4, promote 4, verify 2, compensate 1)\n");
   EXPECT_THAT(err_.str(), IsEmpty());
@@ -50,7 +50,7 @@ TEST_F(CliRunbookTest, ValidatePrintsEveryErrorWithItsPositionAndExitsTwo) {
 
 TEST_F(CliRunbookTest, PlanPrintsTheStepsWithSecretsMasked) {
   RunbookPlanOptions o;
-  o.file = Example("switchover.yaml");
+  o.file = Example("gateway-switchover.yaml");
   o.from = "us-east";
   o.to = "us-west";
   o.scope = "all owned by us-east";
@@ -80,7 +80,7 @@ TEST_F(CliRunbookTest, PlanExitsTwoOnAMissingRequiredParameter) {
 
 TEST_F(CliRunbookTest, PlanRejectsBadUsage) {
   RunbookPlanOptions o;
-  o.file = Example("switchover.yaml");
+  o.file = Example("gateway-switchover.yaml");
   o.from = "a";
   o.to = "a";
   o.scope = "s";

@@ -135,8 +135,9 @@ compensate:
 
 TEST_F(RunbookParserTest, EveryExampleRunbookParses) {
   std::string dir = testing::SourceDir() + "/examples/runbooks/";
-  for (const char* name : {"single-writer-failover.yaml", "partitioned-failover.yaml",
-                           "switchover.yaml", "failback.yaml", "lab-failover.yaml"}) {
+  for (const char* name :
+       {"single-writer-failover.yaml", "partitioned-failover.yaml", "switchover.yaml",
+        "gateway-switchover.yaml", "failback.yaml", "lab-failover.yaml"}) {
     RunbookLoad load = LoadRunbook(dir + name, registry_);
     std::string errors;
     for (const auto& e : load.errors) errors += e.ToString() + "\n";

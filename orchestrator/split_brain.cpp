@@ -1,0 +1,237 @@
+#include "orchestrator/split_brain.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "health/lag_monitor.h"
+#include "orchestrator/live_view.h"
+#include "state/clock.h"
+#include "state/json_text.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kActor = "split-brain-watch";
+constexpr std::size_t kNamedTables = 10;
+constexpr std::size_t kAuditPage = 1000;
+
+json FindingJson(const SplitBrainFinding& f) {
+  return {{"key", f.Key()},
+          {"region", f.region},
+          {"owner", f.owner},
+          {"table", f.table.ToString()},
+          {"snapshot_ids", f.snapshot_ids},
+          {"committed_at", FormatUnixMillis(f.committed_at)},
+          {"committed_at_unix_ms", f.committed_at},
+          {"owned_since_unix_ms", f.owned_since},
+          {"failover_id", f.failover_id}};
+}
+
+// "sales.orders (snapshot 123 at 2026-12-01T15:02:03Z; eu-central-1 owns it since ... , moved
+// by fo-...)"
+std::string Describe(const SplitBrainFinding& f) {
+  std::string s = f.table.ToString() + " (snapshot";
+  s += f.snapshot_ids.size() == 1 ? " " : "s ";
+  for (std::size_t i = 0; i < f.snapshot_ids.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(f.snapshot_ids[i]);
+  s += ", newest committed at " + FormatUnixMillis(f.committed_at) + "; owned by " + f.owner +
+       " since " + FormatUnixMillis(f.owned_since);
+  if (!f.failover_id.empty()) s += ", moved by " + f.failover_id;
+  return s + ")";
+}
+
+}  // namespace
+
+std::string SplitBrainFinding::Key() const {
+  std::int64_t newest = snapshot_ids.empty() ? 0 : snapshot_ids.back();
+  return region + "|" + table.ToString() + "|" + std::to_string(newest);
+}
+
+std::vector<SplitBrainFinding> FindSplitBrain(const LagReport& report,
+                                              const OwnershipOf& ownership_of) {
+  std::vector<SplitBrainFinding> out;
+  for (const TableLag& row : report.tables) {
+    if (!row.diverged || row.uuid_mismatch || !row.newest_divergent_at) continue;
+    std::optional<Ownership> owner = ownership_of(row.table);
+    // A round measured against an owner the table no longer has says nothing about now.
+    if (!owner || owner->owner != row.owner || owner->owner == row.replica) continue;
+    // Older divergent commits are what a failover lost, not a second writer.
+    if (*row.newest_divergent_at <= owner->updated_at) continue;
+    SplitBrainFinding f;
+    f.region = row.replica;
+    f.owner = row.owner;
+    f.table = row.table;
+    f.snapshot_ids = row.divergent_snapshot_ids;
+    f.committed_at = *row.newest_divergent_at;
+    f.owned_since = owner->updated_at;
+    f.failover_id = owner->failover_id;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+SplitBrainWatch::SplitBrainWatch(SplitBrainWatchDeps deps) : d_(std::move(deps)) {}
+
+void SplitBrainWatch::Remember(const std::string& key) {
+  handled_[key.substr(0, key.rfind('|'))] = key;
+}
+
+SplitBrainWatch::~SplitBrainWatch() { Stop(); }
+
+Status SplitBrainWatch::Start(const std::vector<std::string>& regions) {
+  // What was acted on before a restart is in the audit log: act on each commit once.
+  for (const std::string& region : regions) {
+    AuditQuery q;
+    q.target = region;
+    q.limit = kAuditPage;
+    for (;;) {
+      auto events = d_.store->ListAudit(q);
+      if (!events.ok()) return events.status();
+      for (const AuditEvent& e : *events) {
+        if (e.action != "split_brain.detected") continue;
+        json detail = json::parse(e.detail_json, nullptr, false);
+        if (!detail.is_object() || !detail["findings"].is_array()) continue;
+        for (const json& f : detail["findings"]) {
+          if (!f.contains("key") || !f["key"].is_string()) continue;
+          Remember(f["key"].get<std::string>());
+          if (d_.live != nullptr && f.contains("table") && f["table"].is_string())
+            d_.live->PublishSplitBrain(f["table"], region, SplitBrainMark{e.at, e.reason});
+        }
+      }
+      if (events->size() < kAuditPage) break;
+      q.after_seq = events->back().seq;
+    }
+  }
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void SplitBrainWatch::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SplitBrainWatch::Loop() {
+  UnixMillis seen = 0;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    std::shared_ptr<const LagReport> report = d_.live->Lag();
+    if (report && report->at != seen) {
+      seen = report->at;
+      Examine(*report);
+    }
+    lock.lock();
+    cv_.wait_for(lock, d_.poll, [this] { return stopping_; });
+  }
+}
+
+std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report) {
+  auto lookup = [this](const TableIdent& t) -> std::optional<Ownership> {
+    auto got = d_.store->GetOwnership(t);
+    if (!got.ok() || !got->has_value()) return std::nullopt;
+    return **got;
+  };
+  std::map<std::string, std::vector<SplitBrainFinding>> by_region;
+  std::vector<SplitBrainFinding> fresh;
+  std::map<std::string, bool> fenced_now;  // region -> its overlay, read once per round
+  auto fenced = [&](const std::string& region) {
+    auto it = fenced_now.find(region);
+    if (it != fenced_now.end()) return it->second;
+    auto r = d_.store->GetRegion(region);
+    return fenced_now[region] = r.ok() && r->has_value() && (*r)->fenced;
+  };
+  for (SplitBrainFinding& f : FindSplitBrain(report, lookup)) {
+    // Once per table while the region stays fenced: a writer that keeps going is the same
+    // split brain. After an operator cleared the overlay, a newer commit is a new one.
+    const std::string pair = f.region + "|" + f.table.ToString();
+    auto seen = handled_.find(pair);
+    if (seen != handled_.end() && (seen->second == f.Key() || fenced(f.region))) continue;
+    fresh.push_back(f);
+    by_region[f.region].push_back(std::move(f));
+  }
+  for (const auto& [region, findings] : by_region) {
+    const UnixMillis now = d_.clock->Now();
+    std::string reason =
+        "split brain: " + region + " committed to " + std::to_string(findings.size()) + " table" +
+        (findings.size() == 1 ? "" : "s") + " it does not own, after ownership moved: ";
+    json list = json::array();
+    std::set<std::string> failovers;
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+      if (i < kNamedTables) reason += (i ? "; " : "") + Describe(findings[i]);
+      list.push_back(FindingJson(findings[i]));
+      if (!findings[i].failover_id.empty()) failovers.insert(findings[i].failover_id);
+    }
+    if (findings.size() > kNamedTables)
+      reason += "; and " + std::to_string(findings.size() - kNamedTables) + " more";
+
+    // 1. Journaled before any effect; on each failover too, for its report.
+    AuditEvent detected;
+    detected.at = now;
+    detected.actor = kActor;
+    detected.source = "internal";
+    detected.action = "split_brain.detected";
+    detected.target = region;
+    detected.reason = reason;
+    detected.detail_json = DumpJson(json{{"region", region}, {"findings", list}});
+    Status journaled = d_.store->AppendAudit(detected);
+    if (!journaled.ok()) {
+      // Not journaled, not acted on: the next round tries again.
+      if (d_.log)
+        d_.log("split-brain watch: cannot journal " + reason + ": " + journaled.message());
+      continue;
+    }
+    for (const std::string& id : failovers) {
+      AuditEvent on_failover = detected;
+      on_failover.target = id;
+      (void)d_.store->AppendAudit(on_failover);
+    }
+    for (const SplitBrainFinding& f : findings) {
+      Remember(f.Key());
+      if (d_.live != nullptr)
+        d_.live->PublishSplitBrain(f.table.ToString(), region,
+                                   SplitBrainMark{now, "split brain: " + Describe(f)});
+    }
+    if (d_.log) d_.log(reason);
+
+    // 2. No failover may target a region with a second writer.
+    std::string fence_outcome = "no region-event sink";
+    if (d_.region_event) {
+      HealthInput in;
+      in.event = HealthEvent::kSetFenced;
+      in.source = EventSource::kOrchestrator;
+      in.detail = reason;
+      in.at = now;
+      auto d = d_.region_event(region, in, kActor);
+      fence_outcome = !d.ok()      ? "fencing failed: " + d.status().message()
+                      : d->changed ? "fenced"
+                                   : "already fenced";
+    }
+    // 3. The page.
+    std::vector<std::string> sent;
+    if (d_.alert) sent = d_.alert(SplitBrainAlert{region, reason, findings});
+    AuditEvent alerted;
+    alerted.at = d_.clock->Now();
+    alerted.actor = kActor;
+    alerted.source = "internal";
+    alerted.action = "split_brain.alerted";
+    alerted.target = region;
+    std::string routes;
+    for (const std::string& line : sent) routes += (routes.empty() ? "" : "; ") + line;
+    alerted.reason = region + " " + fence_outcome +
+                     "; alerts: " + (routes.empty() ? "no alerts: route is configured" : routes);
+    alerted.detail_json = DumpJson(json{{"fence", fence_outcome}, {"alerts", sent}});
+    (void)d_.store->AppendAudit(alerted);
+    if (d_.log) d_.log("split-brain watch: " + alerted.reason);
+  }
+  return fresh;
+}
+
+}  // namespace icewarden
