@@ -22,12 +22,15 @@ std::vector<std::string> Paths(const std::vector<ParamError>& errors) {
   return out;
 }
 
-TEST(CatalogActionsTest, RegistersTheFourKinds) {
+TEST(CatalogActionsTest, RegistersTheFiveKinds) {
   ActionRegistry registry;
   ASSERT_TRUE(registerCatalogActions(registry, ActionEnv{}).ok());
   EXPECT_EQ(registry.Kinds(),
             (std::vector<std::string>{"fence.catalog_quiet", "ownership.transfer",
-                                      "verify.catalog_healthy", "verify.replica_caught_up"}));
+                                      "switchover.demotion_token", "verify.catalog_healthy",
+                                      "verify.replica_caught_up"}));
+  EXPECT_TRUE(registry.Find("switchover.demotion_token")->idempotent());
+  EXPECT_FALSE(registry.Find("switchover.demotion_token")->has_compensation());
   EXPECT_TRUE(registry.Find("ownership.transfer")->idempotent());
   EXPECT_TRUE(registry.Find("ownership.transfer")->has_compensation());
   EXPECT_FALSE(registry.Find("fence.catalog_quiet")->has_compensation());
