@@ -208,6 +208,13 @@ std::string RenderFailoverReportText(const json& r) {
         << Ms(d.value(key, json())) << "\n";
   const json& rpo = r.value("rpo", json::object());
   out << "\nRPO at promotion\n";
+  // A switchover's loss is what the demotion token says; the lag below was measured when
+  // promotion began, before the wait closed it.
+  const bool by_token = r.value("lost_commits", json()).is_number();
+  if (by_token)
+    out << "  " << r["lost_commits"].get<long long>()
+        << " commits lost: the target was at the demotion token of every table before "
+           "ownership moved\n  measured when promotion began, before the demotion-token wait:\n";
   if (rpo.contains("worst_lag_ms")) {
     out << "  worst lag " << Ms(rpo["worst_lag_ms"]) << ", " << rpo.value("missing_commits", 0)
         << " commits the new owner lacked over " << rpo.value("tables_in_scope", 0) << " tables"
@@ -229,9 +236,6 @@ std::string RenderFailoverReportText(const json& r) {
         << (token["captured_at"].is_string() ? token["captured_at"].get<std::string>() : "-")
         << "; " << token.value("target", "") << " waited " << Ms(token.value("waited_ms", json()))
         << ": " << token.value("state", "") << ": " << token.value("reason", "") << "\n";
-    if (r.value("lost_commits", json()).is_number())
-      out << "  lost commits: " << r["lost_commits"].get<long long>()
-          << " (the target was at the token of every table before ownership moved)\n";
   }
   for (const json& sb : r.value("split_brain", json::array()))
     out << "\nSPLIT BRAIN at " << sb.value("at", "") << ": " << sb.value("reason", "") << "\n";

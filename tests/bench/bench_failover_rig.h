@@ -60,6 +60,7 @@ struct RigOptions {
   std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
   std::map<std::string, std::string> env;  // ${env.NAME}
   std::string us_catalog_uri = "http://127.0.0.1:9", eu_catalog_uri = "http://127.0.0.1:9";
+  FailoverKind kind = FailoverKind::kFailover;  // the route's kind, and what Propose proposes
 };
 
 class FailoverRig {
@@ -102,6 +103,7 @@ class FailoverRig {
     config_.policies.cooldown = std::chrono::milliseconds(0);
     FailoverRouteConfig route;
     route.name = "bench";
+    route.kind = FailoverKindName(options_.kind);
     route.from = kUs;
     route.to = kEu;
     route.scope = "owner:*";
@@ -190,6 +192,7 @@ class FailoverRig {
   // Proposes owner:us-east-1 -> eu-central-1; the id, or empty (the refusal on stderr).
   std::string Propose() {
     ProposeRequest req;
+    req.kind = options_.kind;
     req.to = kEu;
     req.scope = std::string("owner:") + kUs;
     req.reason = "benchmark";

@@ -146,6 +146,7 @@ class LabProcess {
     int seed_tables = 0;  // in addition to the six workload tables
     int server_threads = 16;
     int replication_lag_ms = 0;
+    int workload_interval_ms = 0;  // 0: no workload; else the lab's workload at this interval
   };
 
   // Empty on success, else why it did not start.
@@ -163,11 +164,16 @@ class LabProcess {
                                      "us-east-1",
                                      "--replication-lag-ms",
                                      std::to_string(o.replication_lag_ms),
-                                     "--no-workload",
                                      "--seed-tables",
                                      std::to_string(o.seed_tables),
                                      "--server-threads",
                                      std::to_string(o.server_threads)};
+    if (o.workload_interval_ms > 0) {
+      args.push_back("--workload-interval-ms");
+      args.push_back(std::to_string(o.workload_interval_ms));
+    } else {
+      args.push_back("--no-workload");
+    }
     if (!child_.Start(args, o.dir + "/lab.log")) return "cannot start " + o.binary;
     for (;;) {
       auto line = child_.ReadLine(std::chrono::minutes(30));
