@@ -380,6 +380,21 @@ std::vector<TableHead> CatalogStore::Heads() {
   return heads;
 }
 
+std::optional<TableHead> CatalogStore::Head(const TableIdent& table) {
+  std::lock_guard lock(mutex_);
+  Statement query(*statements_,
+                  "SELECT metadata_location, owner_claim, epoch_claim, main_snapshot_id"
+                  " FROM tables WHERE namespace = ? AND name = ?");
+  if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
+  TableHead head;
+  head.table = table;
+  head.location = query.Text(0);
+  head.owner_claim = query.Text(1);
+  head.epoch_claim = query.Int(2);
+  head.main_snapshot_id = query.Int(3);
+  return head;
+}
+
 ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,
                                               const std::string& replica_location,
                                               int64_t visible_ms) {

@@ -94,6 +94,8 @@ class CatalogStore {
                          const std::string& location, const json& metadata,
                          std::string metadata_text, int64_t now_ms);
   std::vector<TableHead> Heads();
+  // One table's head; nullopt when this region lacks the table.
+  std::optional<TableHead> Head(const TableIdent& table);
 
   // As the owner: which of this table's metadata files a replica whose pointer is at
   // `replica_location` ("" when it lacks the table) should copy, counting only files committed

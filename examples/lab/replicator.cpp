@@ -84,6 +84,14 @@ std::map<TableIdent, OwnerDecision> Replicator::Owners() {
   return owners;
 }
 
+std::optional<OwnerDecision> Replicator::OwnerOf(const TableIdent& table) {
+  std::map<std::string, TableHead> heads;
+  for (auto* region : regions_)
+    if (auto head = region->store->Head(table)) heads[region->name] = std::move(*head);
+  if (heads.empty()) return std::nullopt;
+  return Decide(table, heads);
+}
+
 void Replicator::RunOnce() {
   std::lock_guard pass(pass_mutex_);
   if (paused_) return;

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -41,6 +42,9 @@ class Replicator {
 
   // The owner of every table known to any region, from its claims in every region.
   std::map<TableIdent, OwnerDecision> Owners();
+  // One table's owner now, from its heads in every region (what a writer decides right before
+  // it commits); nullopt when no region holds the table.
+  std::optional<OwnerDecision> OwnerOf(const TableIdent& table);
   // Per table: owner (and why), per region metadata-location and current snapshot, and per
   // replica the commits not yet replicated and whether it has diverged.
   json Status();

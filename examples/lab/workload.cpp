@@ -168,13 +168,15 @@ int Workload::RunOnce() {
     rogues = rogue_regions_;
   }
   if (!enabled_ && rogues.empty()) return 0;
-  auto owners = replicator_->Owners();
   int committed = 0;
   for (const auto& table : tables_) {
-    auto decision = owners.find(table);
-    if (decision == owners.end()) continue;
+    // Decided per table right before its commits, as a writer that re-resolves its catalog
+    // would: a decision made once per round (over every table, which takes a while with
+    // thousands of them) could still send a commit to a region that lost the table meanwhile.
+    auto decision = replicator_->OwnerOf(table);
+    if (!decision) continue;
     for (auto* region : regions_) {
-      bool owner = region->name == decision->second.owner;
+      bool owner = region->name == decision->owner;
       bool write = owner ? enabled_.load() : rogues.count(region->name) > 0;
       if (write && region->up() && Append(region, table, !owner)) ++committed;
     }

@@ -97,6 +97,9 @@ TEST_F(SwitchoverE2eTest, SwitchoverUnderTheWorkloadLosesNothing) {
   EXPECT_EQ(report["lost_commits"], 0) << report.dump(2);
   EXPECT_EQ(report["demotion_token"]["state"], "succeeded");
   EXPECT_GT(report["demotion_token"]["tables"].get<int>(), 0);
+  CommandResult text = stack_->Cli({"failover", "report", id}, "viewer");
+  EXPECT_THAT(text.out, HasSubstr("0 commits lost: the target was at the demotion token"));
+  EXPECT_THAT(text.out, HasSubstr("Demotion token"));
   EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"),
             std::vector<std::string>{"catalog.eu-central-1.lake.lab."});
   json state = stack_->LabAdmin("GET", "/lab/state").body;
@@ -264,7 +267,45 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
                   "approver");
   EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
   EXPECT_EQ(Failover(back)["accept_data_loss"], "the rogue commits were a test");
-  stack_->Cli({"failover", "abort", back, "--reason", "test over", "--yes"});
+  // Accepting the loss does not make us-east-1's copies the owner's: the demotion-token wait
+  // still promotes only a target at exactly eu-central-1's snapshots, so this one stops before
+  // promotion and rolls back.
+  ASSERT_TRUE(Eventually([&] { return Phase(back) == "rolled_back"; }, 60s)) << Failover(back).dump(2);
+  EXPECT_EQ(Step(back, "demotion-token")["state"], "failed");
+  EXPECT_TRUE(Step(back, "transfer-ownership").is_null());
+  EXPECT_EQ(Ownership(), moved);
+
+  // Reconciled by hand (the lab re-seeds us-east-1's copies from eu-central-1), the failback
+  // needs no waiver and loses nothing.
+  HttpReply rewound = stack_->LabAdmin("POST", "/lab/regions/us-east-1/rewind");
+  ASSERT_EQ(rewound.status, 200) << rewound.text;
+  EXPECT_FALSE(rewound.body["rewound"].empty()) << rewound.text;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        HttpReply lag = stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer");
+        if (lag.status != 200) return false;
+        for (const json& t : lag.body.value("tables", json::array()))
+          if (t.value("diverged", true)) return false;
+        return true;
+      },
+      30s));
+  ASSERT_EQ(stack_->Cli({"failover", "ack", back, "--comment", "reconciled", "--yes"}, "operator")
+                .exit_code,
+            0);
+  CommandResult again = stack_->Cli({"failback", "--scope", "owner:us-east-1", "--reason",
+                                     "reconciled", "--yes", "--id-only"},
+                                    "operator");
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  const std::string home = again.out.substr(0, again.out.find('\n'));
+  Approve(home);
+  CommandResult done = stack_->Cli({"failover", "watch", home, "--timeout", "90"}, "viewer", 100s);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err << Failover(home).dump(2);
+  json report_back = stack_->Api("GET", "/api/v1/failovers/" + home + "/report", "", "viewer").body;
+  EXPECT_EQ(report_back["lost_commits"], 0);
+  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"),
+            std::vector<std::string>{"catalog.us-east-1.lake.lab."});
+  for (const auto& [table, owner_epoch] : Ownership())
+    if (moved.at(table).second > 1) EXPECT_EQ(owner_epoch.first, kLabUs) << table;
 }
 
 }  // namespace
