@@ -122,6 +122,27 @@ void RegisterAdminRoutes(httplib::Server& server, Lab& lab) {
          Finish(res, lab.SetWritesPaused(region, paused),
                 {{"region", region}, {"writes_paused", paused}});
        });
+  Post(server, "/lab/regions/([^/]+)/rewind",
+       [&lab](const httplib::Request& req, const std::string& text, httplib::Response& res) {
+         json body;
+         if (!Body(text, res, &body)) return;
+         // A misspelt field must not widen the rewind to every table.
+         for (const auto& field : body.items()) {
+           if (field.key() != "table") {
+             return Error(res, 400,
+                          "unknown field " + field.key() + ": give no body or {\"table\":T}");
+           }
+         }
+         std::optional<std::string> table;
+         if (body.contains("table")) {
+           if (!body["table"].is_string()) {
+             return Error(res, 400, "table must be a dotted table name, like \"sales.orders\"");
+           }
+           table = body["table"].get<std::string>();
+         }
+         json result;
+         Finish(res, lab.RewindRegion(req.matches[1], table, &result), result);
+       });
   Post(server, "/lab/replication/pause",
        [&lab](const httplib::Request&, const std::string&, httplib::Response& res) {
          lab.PauseReplication();

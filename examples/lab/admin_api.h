@@ -3,6 +3,7 @@
 //   POST   /lab/regions/{r}/stop | /lab/regions/{r}/start
 //   POST   /lab/regions/{r}/faults   (merge)   DELETE /lab/regions/{r}/faults (clear)
 //   POST   /lab/regions/{r}/writes {"paused":bool}   (the region's write fence)
+//   POST   /lab/regions/{r}/rewind [{"table":T}]   (re-seeds its diverged replicas)
 //   POST   /lab/replication/pause | /lab/replication/resume | /lab/replication {"lag_ms":N}
 //   POST   /lab/workload {"enabled":bool,"interval_ms":N}
 //   POST   /lab/rogue-writer {"region":R,"enabled":bool}

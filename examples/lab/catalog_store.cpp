@@ -445,6 +445,34 @@ StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
   bool exists = current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
   std::string location = exists ? current.Text(0) : "";
   if (location != expected_location) return StoreOutcome::kConflict;
+  CopyPlanLocked(table, plan, target);
+  transaction.Commit();
+  return StoreOutcome::kOk;
+}
+
+StoreOutcome CatalogStore::ReseedReplica(const TableIdent& table,
+                                         const std::string& expected_location,
+                                         const ReplicationPlan& plan) {
+  const MetadataRow target = RowOf(plan.target_metadata);
+  std::lock_guard lock(mutex_);
+  Transaction transaction(db_);
+  Statement current(*statements_,
+                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
+  if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
+    return StoreOutcome::kNotFound;
+  }
+  if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
+  // The divergent files go too: were this region to own the table later, a region still at
+  // one of them must count as diverged from it, not as behind.
+  Statement forget(*statements_, "DELETE FROM metadata_files WHERE namespace = ? AND name = ?");
+  forget.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
+  CopyPlanLocked(table, plan, target);
+  transaction.Commit();
+  return StoreOutcome::kOk;
+}
+
+void CatalogStore::CopyPlanLocked(const TableIdent& table, const ReplicationPlan& plan,
+                                  const MetadataRow& target) {
   for (size_t depth = 1; depth <= table.ns.size(); ++depth) {
     std::vector<std::string> levels(table.ns.begin(), table.ns.begin() + depth);
     std::string key = JoinNamespace(levels, kNamespaceSeparator);
@@ -459,8 +487,33 @@ StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
                      last ? &target.text : nullptr);
   }
   UpsertTableLocked(table, plan.rows.back().location, target);
-  transaction.Commit();
-  return StoreOutcome::kOk;
+}
+
+std::vector<MetadataFileRow> CatalogStore::MetadataFiles(const TableIdent& table) {
+  std::lock_guard lock(mutex_);
+  std::vector<MetadataFileRow> rows;
+  Statement query(*statements_,
+                  "SELECT location, committed_ms FROM metadata_files"
+                  " WHERE namespace = ? AND name = ? ORDER BY id");
+  query.Bind(1, table.NamespaceKey()).Bind(2, table.name);
+  while (query.Step()) rows.push_back({query.Text(0), query.Int(1)});
+  return rows;
+}
+
+std::optional<json> CatalogStore::MetadataFile(const TableIdent& table,
+                                               const std::string& location) {
+  std::string text;
+  {
+    std::lock_guard lock(mutex_);
+    Statement query(*statements_,
+                    "SELECT metadata FROM metadata_files"
+                    " WHERE namespace = ? AND name = ? AND location = ? AND metadata IS NOT NULL");
+    if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, location).Step()) {
+      return std::nullopt;
+    }
+    text = query.Text(0);
+  }
+  return json::parse(text);  // outside the mutex, as LoadTable parses
 }
 
 std::optional<StoredResponse> CatalogStore::FindResponse(const std::string& key,

@@ -106,6 +106,17 @@ class CatalogStore {
   // and the table; kConflict when the pointer is no longer at `expected_location`.
   StoreOutcome ApplyReplication(const TableIdent& table, const std::string& expected_location,
                                 const ReplicationPlan& plan);
+  // As a diverged replica being rewound: forgets every metadata file the table has had here,
+  // then copies the plan's as ApplyReplication does. Given a plan for a region lacking the
+  // table (the owner's whole history), the table ends up as that region would have it.
+  // kConflict when the pointer is no longer at `expected_location`, kNotFound when the table
+  // does not exist here.
+  StoreOutcome ReseedReplica(const TableIdent& table, const std::string& expected_location,
+                             const ReplicationPlan& plan);
+  // Every metadata file the table has had here, oldest first (empty when it does not exist).
+  std::vector<MetadataFileRow> MetadataFiles(const TableIdent& table);
+  // One of the table's metadata files, nullopt when unknown here or its JSON is no longer kept.
+  std::optional<json> MetadataFile(const TableIdent& table, const std::string& location);
 
   std::optional<StoredResponse> FindResponse(const std::string& key, int64_t not_before_ms);
   void RememberResponse(const std::string& key, const StoredResponse& response, int64_t now_ms);
@@ -129,6 +140,9 @@ class CatalogStore {
                         const std::string* metadata_text);
   void UpsertTableLocked(const TableIdent& table, const std::string& location,
                          const MetadataRow& row);
+  // ApplyReplication's and ReseedReplica's copy, once the pointer has been checked.
+  void CopyPlanLocked(const TableIdent& table, const ReplicationPlan& plan,
+                      const MetadataRow& target);
 
   std::mutex mutex_;
   sqlite3* db_;

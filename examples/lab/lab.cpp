@@ -5,6 +5,7 @@
 
 #include "examples/lab/admin_api.h"
 #include "examples/lab/lab_seed.h"
+#include "examples/lab/rewind.h"
 
 namespace icewarden::lab {
 
@@ -198,6 +199,24 @@ LabStatus Lab::SetWritesPaused(const std::string& region, bool paused) {
   if (!found) return LabStatus::Error("unknown region: " + region);
   found->api->fence().SetPaused(paused);
   return LabStatus::Ok();
+}
+
+LabStatus Lab::RewindRegion(const std::string& region, std::optional<std::string> table,
+                            nlohmann::json* result) {
+  auto* found = Find(region);
+  if (!found) return LabStatus::Error("unknown region: " + region);
+  std::optional<TableIdent> only;
+  if (table) {
+    TableIdent parsed;
+    if (!ParseDottedTable(*table, &parsed)) {
+      return LabStatus::Error("unknown table: " + *table + " (name it with its namespace, like " +
+                              "sales.orders)");
+    }
+    only = std::move(parsed);
+  }
+  std::vector<LabRegion*> regions;
+  for (const auto& candidate : regions_) regions.push_back(candidate.get());
+  return RewindReplicas(found, regions, replicator_->Owners(), only, result);
 }
 
 void Lab::SetWorkload(bool enabled, int interval_ms) {

@@ -100,6 +100,16 @@ class Lab {
   LabStatus SetOwnershipRule(const std::string& match, const std::string& owner);
   LabStatus SetDefaultOwner(const std::string& owner);
 
+  // Re-seeds the region's diverged replicas from their owners (of `table` only, dotted, when
+  // given): each table the region holds but does not own whose copy has diverged is replaced
+  // by the owner's current one as replication copies a table to a region lacking it, and the
+  // snapshots only the region had are discarded (see rewind.h). On success `result` is what
+  // POST /lab/regions/{r}/rewind answers; on failure it is left alone and nothing changed:
+  // "unknown region: R", a stopped region or owner, a table unknown, owned by the region or
+  // not held there yet.
+  LabStatus RewindRegion(const std::string& region, std::optional<std::string> table,
+                         nlohmann::json* result);
+
   // One replication pass / one workload round now, on the caller's thread.
   void ReplicateNow() { replicator_->RunOnce(); }
   int WorkloadRoundNow() { return workload_->RunOnce(); }
