@@ -3,7 +3,8 @@
 // files, table-uuid, snapshot ids, refs, logs and properties; the table and its namespaces are
 // created in the replica when missing). A replica whose pointer is not in the owner's history
 // (someone committed there: a rogue writer, a promotion) has diverged; it is reported and never
-// overwritten here (a rewind, see rewind.h, re-seeds it on request). Stopped regions are skipped as sources and as targets, and catch up on restart.
+// overwritten here (a rewind, see rewind.h, re-seeds it on request). Stopped regions are skipped as
+// sources and as targets, and catch up on restart.
 //
 // Thread-safety: all methods are safe to call from any thread; one background thread runs passes.
 #pragma once

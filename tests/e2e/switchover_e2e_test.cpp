@@ -37,6 +37,20 @@ class SwitchoverE2eTest : public FailoverE2eTest {
     return nullptr;
   }
 
+  // Waits until the workload has committed in us-east-1 after this call: with replication
+  // paused, that commit is one eu-central-1 lacks.
+  bool NewCommitInTheOldOwner() {
+    const long long since = stack_->LabAdmin("GET", "/lab/commits").body.value("total", 0LL);
+    return Eventually(
+        [&] {
+          HttpReply log = stack_->LabAdmin("GET", "/lab/commits?since=" + std::to_string(since));
+          for (const json& c : log.body.value("commits", json::array()))
+            if (c["region"] == kLabUs) return true;
+          return false;
+        },
+        20s);
+  }
+
   // The snapshot ids a region's catalog holds for a table.
   std::set<long long> Snapshots(const std::string& region, const std::string& dotted) {
     auto t = *TableIdent::Parse(dotted);
@@ -117,7 +131,7 @@ TEST_F(SwitchoverStuckE2eTest, AReplicaThatNeverCatchesUpStopsItBeforePromotion)
   WaitUntilSettled();
   const auto before = Ownership();
   ASSERT_EQ(stack_->LabAdmin("POST", "/lab/replication/pause").status, 200);
-  std::this_thread::sleep_for(1500ms);  // the workload's commits now wait in us-east-1
+  ASSERT_TRUE(NewCommitInTheOldOwner()) << "a commit that now waits in us-east-1";
   const std::string id = SwitchUsToEu();
   ASSERT_FALSE(id.empty());
   Approve(id);
@@ -143,6 +157,7 @@ class SwitchoverCrashE2eTest : public SwitchoverE2eTest {
 TEST_F(SwitchoverCrashE2eTest, KilledWhileWaitingForTheTokenResumesWithTheSameToken) {
   WaitUntilSettled();
   ASSERT_EQ(stack_->LabAdmin("POST", "/lab/replication/pause").status, 200);
+  ASSERT_TRUE(NewCommitInTheOldOwner()) << "a commit that now waits in us-east-1";
   const std::string id = SwitchUsToEu();
   ASSERT_FALSE(id.empty());
   Approve(id);
@@ -270,7 +285,8 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
   // Accepting the loss does not make us-east-1's copies the owner's: the demotion-token wait
   // still promotes only a target at exactly eu-central-1's snapshots, so this one stops before
   // promotion and rolls back.
-  ASSERT_TRUE(Eventually([&] { return Phase(back) == "rolled_back"; }, 60s)) << Failover(back).dump(2);
+  ASSERT_TRUE(Eventually([&] { return Phase(back) == "rolled_back"; }, 60s))
+      << Failover(back).dump(2);
   EXPECT_EQ(Step(back, "demotion-token")["state"], "failed");
   EXPECT_TRUE(Step(back, "transfer-ownership").is_null());
   EXPECT_EQ(Ownership(), moved);
@@ -292,9 +308,9 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
   ASSERT_EQ(stack_->Cli({"failover", "ack", back, "--comment", "reconciled", "--yes"}, "operator")
                 .exit_code,
             0);
-  CommandResult again = stack_->Cli({"failback", "--scope", "owner:us-east-1", "--reason",
-                                     "reconciled", "--yes", "--id-only"},
-                                    "operator");
+  CommandResult again = stack_->Cli(
+      {"failback", "--scope", "owner:us-east-1", "--reason", "reconciled", "--yes", "--id-only"},
+      "operator");
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   const std::string home = again.out.substr(0, again.out.find('\n'));
   Approve(home);
@@ -304,8 +320,11 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
   EXPECT_EQ(report_back["lost_commits"], 0);
   EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"),
             std::vector<std::string>{"catalog.us-east-1.lake.lab."});
-  for (const auto& [table, owner_epoch] : Ownership())
-    if (moved.at(table).second > 1) EXPECT_EQ(owner_epoch.first, kLabUs) << table;
+  for (const auto& [table, owner_epoch] : Ownership()) {
+    if (moved.at(table).second > 1) {
+      EXPECT_EQ(owner_epoch.first, kLabUs) << table;
+    }
+  }
 }
 
 }  // namespace

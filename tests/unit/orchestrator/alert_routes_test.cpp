@@ -13,8 +13,8 @@ namespace icewarden {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::EnvOf;
+using ::testing::HasSubstr;
 using testing::Yaml;
 
 constexpr const char* kBase = R"(regions: [{name: us, catalog_uri: "http://a:1"}]
