@@ -19,8 +19,10 @@ json ParamsFor(const std::string& action,
   json p = json::object();
   for (const auto& [k, v] : route_params) p[k] = v;
   std::string tables;
-  for (std::size_t i = 0; i < alert.findings.size() && i < 20; ++i)
-    tables += (i ? "," : "") + alert.findings[i].table.ToString();
+  for (std::size_t i = 0; i < alert.findings.size() && i < 20; ++i) {
+    if (i > 0) tables += ',';  // not "(i ? a : b) + string": GCC 12 -O3 -Wrestrict misfires
+    tables += alert.findings[i].table.ToString();
+  }
   if (action == "alert.alertmanager") {
     p["labels"] = {
         {"alertname", "IcewardenSplitBrain"}, {"severity", "critical"}, {"region", alert.region}};

@@ -35,8 +35,10 @@ json FindingJson(const SplitBrainFinding& f) {
 std::string Describe(const SplitBrainFinding& f) {
   std::string s = f.table.ToString() + " (snapshot";
   s += f.snapshot_ids.size() == 1 ? " " : "s ";
-  for (std::size_t i = 0; i < f.snapshot_ids.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(f.snapshot_ids[i]);
+  for (std::size_t i = 0; i < f.snapshot_ids.size(); ++i) {
+    if (i > 0) s += ", ";  // appended piece by piece: GCC 12 -O3 -Wrestrict misfires
+    s += std::to_string(f.snapshot_ids[i]);
+  }
   s += ", newest committed at " + FormatUnixMillis(f.committed_at) + "; owned by " + f.owner +
        " since " + FormatUnixMillis(f.owned_since);
   if (!f.failover_id.empty()) s += ", moved by " + f.failover_id;
@@ -165,7 +167,10 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
     json list = json::array();
     std::set<std::string> failovers;
     for (std::size_t i = 0; i < findings.size(); ++i) {
-      if (i < kNamedTables) reason += (i ? "; " : "") + Describe(findings[i]);
+      if (i < kNamedTables) {
+        if (i > 0) reason += "; ";
+        reason += Describe(findings[i]);
+      }
       list.push_back(FindingJson(findings[i]));
       if (!findings[i].failover_id.empty()) failovers.insert(findings[i].failover_id);
     }

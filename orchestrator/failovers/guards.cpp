@@ -226,15 +226,18 @@ GuardResult Divergence(const GuardSnapshot& s, const LagOfScope& lag) {
                     " that " + s.failover.from + " never had: ";
   for (std::size_t i = 0; i < bad.size() && i < kNamed; ++i) {
     const TableLag& row = *bad[i];
-    why += (i ? "; " : "") + row.table.ToString();
+    if (i > 0) why += "; ";  // appended piece by piece: GCC 12 -O3 -Wrestrict misfires
+    why += row.table.ToString();
     if (row.uuid_mismatch) {
       why += " (another table under the same name)";
       continue;
     }
     why += " (snapshot";
     why += row.divergent_snapshot_ids.size() == 1 ? " " : "s ";
-    for (std::size_t k = 0; k < row.divergent_snapshot_ids.size(); ++k)
-      why += (k ? ", " : "") + std::to_string(row.divergent_snapshot_ids[k]);
+    for (std::size_t k = 0; k < row.divergent_snapshot_ids.size(); ++k) {
+      if (k > 0) why += ", ";
+      why += std::to_string(row.divergent_snapshot_ids[k]);
+    }
     why += ")";
   }
   if (bad.size() > kNamed) why += "; and " + std::to_string(bad.size() - kNamed) + " more";
