@@ -362,21 +362,27 @@ StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string&
   return StoreOutcome::kOk;
 }
 
+// The head in the row's columns metadata_location, owner_claim, epoch_claim, main_snapshot_id,
+// starting at column `at`.
+static TableHead HeadAt(Statement& row, int at, TableIdent table) {
+  TableHead head;
+  head.table = std::move(table);
+  head.location = row.Text(at);
+  head.owner_claim = row.Text(at + 1);
+  head.epoch_claim = row.Int(at + 2);
+  head.main_snapshot_id = row.Int(at + 3);
+  return head;
+}
+
 std::vector<TableHead> CatalogStore::Heads() {
   std::lock_guard lock(mutex_);
   std::vector<TableHead> heads;
   Statement query(*statements_,
                   "SELECT namespace, name, metadata_location, owner_claim, epoch_claim,"
                   " main_snapshot_id FROM tables ORDER BY namespace, name");
-  while (query.Step()) {
-    TableHead head;
-    head.table = {SplitNamespace(query.Text(0), kNamespaceSeparator), query.Text(1)};
-    head.location = query.Text(2);
-    head.owner_claim = query.Text(3);
-    head.epoch_claim = query.Int(4);
-    head.main_snapshot_id = query.Int(5);
-    heads.push_back(std::move(head));
-  }
+  while (query.Step())
+    heads.push_back(
+        HeadAt(query, 2, {SplitNamespace(query.Text(0), kNamespaceSeparator), query.Text(1)}));
   return heads;
 }
 
@@ -386,13 +392,7 @@ std::optional<TableHead> CatalogStore::Head(const TableIdent& table) {
                   "SELECT metadata_location, owner_claim, epoch_claim, main_snapshot_id"
                   " FROM tables WHERE namespace = ? AND name = ?");
   if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
-  TableHead head;
-  head.table = table;
-  head.location = query.Text(0);
-  head.owner_claim = query.Text(1);
-  head.epoch_claim = query.Int(2);
-  head.main_snapshot_id = query.Int(3);
-  return head;
+  return HeadAt(query, 0, table);
 }
 
 ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,

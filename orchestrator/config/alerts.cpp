@@ -23,6 +23,7 @@ const std::vector<std::string> kAlertActions = {"alert.alertmanager", "alert.web
 
 std::vector<AlertRouteConfig> ReadAlertRoutes(const YamlValue& value) {
   std::vector<AlertRouteConfig> routes;
+  std::vector<std::string> names;
   auto items = value.List();
   if (!items) return routes;
   for (const auto& item : *items) {
@@ -31,15 +32,7 @@ std::vector<AlertRouteConfig> ReadAlertRoutes(const YamlValue& value) {
     AlertRouteConfig route;
     route.line = static_cast<int>(item.mark().line) + 1;
     route.column = static_cast<int>(item.mark().column) + 1;
-    if (auto v = map->Require("name")) {
-      if (auto s = v->String()) {
-        if (s->empty()) v->Error("must not be empty");
-        bool taken = std::any_of(routes.begin(), routes.end(),
-                                 [&](const AlertRouteConfig& r) { return r.name == *s; });
-        if (taken) v->Error("alert route '" + *s + "' is defined twice");
-        route.name = *s;
-      }
-    }
+    ReadNamed(*map, &route.name, &names, "alert route");
     if (auto v = map->Require("action")) {
       if (auto k = v->OneOf(kAlertActions)) route.action = *k;
     }

@@ -23,8 +23,21 @@ const std::vector<std::string> kRouteKinds = {"failover", "switchover"};
 
 }  // namespace
 
+void ReadNamed(const YamlMap& map, std::string* name, std::vector<std::string>* taken,
+               const std::string& what) {
+  auto v = map.Require("name");
+  if (!v) return;
+  auto s = v->String();
+  if (!s) return;
+  if (s->empty()) v->Error("must not be empty");
+  if (std::find(taken->begin(), taken->end(), *s) != taken->end())
+    v->Error(what + " '" + *s + "' is defined twice");
+  taken->push_back(*s);
+  *name = *s;
+}
+
 std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValue& v,
-                                                                   const std::string& what) {
+                                                                  const std::string& what) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!v.node().IsMap()) {
     v.Error("expected a mapping of " + what + ", got " + v.Describe());
@@ -44,6 +57,7 @@ std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
                                                     const ConfigSources& sources) {
   std::vector<FailoverRouteConfig> routes;
+  std::vector<std::string> names;
   auto items = value.List();
   if (!items) return routes;
   for (const auto& item : *items) {
@@ -52,15 +66,7 @@ std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
     FailoverRouteConfig route;
     route.line = static_cast<int>(item.mark().line) + 1;
     route.column = static_cast<int>(item.mark().column) + 1;
-    if (auto v = map->Require("name")) {
-      if (auto s = v->String()) {
-        if (s->empty()) v->Error("must not be empty");
-        bool taken = std::any_of(routes.begin(), routes.end(),
-                                 [&](const FailoverRouteConfig& r) { return r.name == *s; });
-        if (taken) v->Error("route '" + *s + "' is defined twice");
-        route.name = *s;
-      }
-    }
+    ReadNamed(*map, &route.name, &names, "route");
     if (auto v = map->Get("kind")) {
       if (auto k = v->OneOf(kRouteKinds)) route.kind = *k;
     }

@@ -48,6 +48,10 @@ std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
 WebhooksConfig ReadWebhooks(const YamlValue& value, const std::vector<RegionConfig>& regions,
                             const std::vector<FailoverRouteConfig>& routes,
                             const ConfigSources& sources);
+// The item's required, non-empty `name`, unique among `taken` (to which it is added); "WHAT
+// 'x' is defined twice" otherwise, at the name.
+void ReadNamed(const YamlMap& map, std::string* name, std::vector<std::string>* taken,
+               const std::string& what);
 // A `params:` mapping of single values (a route's runbook parameters, an alert route's action
 // params), in order; anything else is an error at its position naming `what` was expected.
 std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValue& v,

@@ -54,19 +54,6 @@ void CheckRegionOrTemplate(const YamlValue& v, const std::string& s,
   CheckRegionName(v, s, regions);
 }
 
-void ReadNamed(const YamlMap& map, std::string* name, std::vector<std::string>* taken,
-               const std::string& what) {
-  auto v = map.Require("name");
-  if (!v) return;
-  auto s = v->String();
-  if (!s) return;
-  if (s->empty()) v->Error("must not be empty");
-  if (std::find(taken->begin(), taken->end(), *s) != taken->end())
-    v->Error(what + " '" + *s + "' is defined twice");
-  taken->push_back(*s);
-  *name = *s;
-}
-
 std::vector<WebhookReceiverConfig> ReadReceivers(const YamlValue& value,
                                                  const ConfigSources& sources) {
   std::vector<WebhookReceiverConfig> out;

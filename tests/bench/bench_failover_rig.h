@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actions/action.h"
+#include "health/catalog_client.h"
 #include "health/lag_monitor.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/failovers/failover_runner.h"
@@ -82,6 +83,34 @@ class FailoverRig {
     store_ = std::move(*store);
     return "";
   }
+
+  // Registers every built-in action kind in the rig's registry, reaching each region's catalog
+  // at region_url(region) (warehouse "lab", 10 s deadline) and the store's region health.
+  // Opens the store first. Empty on success.
+  std::string RegisterBuiltinActions(std::function<std::string(const std::string&)> region_url) {
+    if (auto e = OpenStore(); !e.empty()) return e;
+    ActionEnv env;
+    env.clock = clock_;
+    env.store = store_.get();
+    env.catalog = [region_url](const std::string& region) -> std::optional<CatalogClientOptions> {
+      CatalogClientOptions o;
+      o.base_uri = region_url(region);
+      if (o.base_uri.empty()) return std::nullopt;
+      o.warehouse = "lab";
+      o.default_deadline = std::chrono::seconds(10);
+      return o;
+    };
+    env.region_health = [this](const std::string& region) -> std::optional<Region> {
+      auto r = store_->GetRegion(region);
+      if (!r.ok()) return std::nullopt;
+      return *r;
+    };
+    if (auto s = registerBuiltinActions(registry_, env); !s.ok()) return s.ToString();
+    action_env_ = std::move(env);
+    return "";
+  }
+  // What RegisterBuiltinActions gave the actions.
+  const ActionEnv& action_env() const { return action_env_; }
 
   // Empty on success, else what went wrong.
   std::string Build() {
@@ -266,6 +295,7 @@ class FailoverRig {
   }
 
  private:
+  ActionEnv action_env_;
   RigOptions options_;
   ActionRegistry& registry_;
   std::shared_ptr<Clock> clock_ = SystemClock();

@@ -160,25 +160,9 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
 
   ActionRegistry registry;
   FailoverRig rig(options, registry);
-  if (auto e = rig.OpenStore(); !e.empty()) return 1;
-  ActionEnv env;
-  env.clock = rig.clock();
-  env.store = &rig.store();
-  env.catalog = [&](const std::string& region) -> std::optional<CatalogClientOptions> {
-    CatalogClientOptions o;
-    o.base_uri = lab.region_url(region);
-    if (o.base_uri.empty()) return std::nullopt;
-    o.warehouse = "lab";
-    o.default_deadline = 10s;
-    return o;
-  };
-  env.region_health = [&](const std::string& region) -> std::optional<Region> {
-    auto r = rig.store().GetRegion(region);
-    if (!r.ok()) return std::nullopt;
-    return *r;
-  };
-  if (auto s = registerBuiltinActions(registry, env); !s.ok()) {
-    std::fprintf(stderr, "actions: %s\n", s.ToString().c_str());
+  if (auto e = rig.RegisterBuiltinActions([&](const std::string& r) { return lab.region_url(r); });
+      !e.empty()) {
+    std::fprintf(stderr, "actions: %s\n", e.c_str());
     return 1;
   }
   if (auto e = rig.Build(); !e.empty()) {
@@ -238,7 +222,7 @@ int RunIn(const std::string& dir, int n, int latency_ms, int concurrency, int ba
   // What a catalog action pays before its first request (a session: io_context, Beast
   // transport with its TLS context, no connection yet).
   auto session_s = MedianSeconds(5, [&] {
-    CatalogSession session(env);
+    CatalogSession session(rig.action_env());
     return true;
   });
   // The part of it that a TLS client context with the system's CA store costs.

@@ -111,56 +111,58 @@ int RunIn(const std::string& dir, const Args& a) {
       "fence:\n"
       "  - id: pause-old-writers\n"
       "    action: fence.http\n"
-      "    params: {url: '" + writes + "', method: POST, body: {paused: true}, expect_status: 200}\n"
-      "    compensate: {action: http.request, params: {url: '" + writes +
+      "    params: {url: '" +
+      writes +
+      "', method: POST, body: {paused: true}, expect_status: 200}\n"
+      "    compensate: {action: http.request, params: {url: '" +
+      writes +
       "', method: POST, body: {paused: false}, expect_status: 200}}\n"
       "  - id: old-catalog-quiet\n"
       "    action: fence.catalog_quiet\n"
-      "    params: {region: '${from}', window: 1ms, concurrency: " + c + "}\n"
+      "    params: {region: '${from}', window: 1ms, concurrency: " +
+      c +
+      "}\n"
       "    timeout: 30m\n"
       "promote:\n"
       "  - id: demotion-token\n"
       "    action: switchover.demotion_token\n"
-      "    params: {within: 10m, poll_interval: 100ms, concurrency: " + c + "}\n"
+      "    params: {within: 10m, poll_interval: 100ms, concurrency: " +
+      c +
+      "}\n"
       "    timeout: 30m\n"
       "  - id: transfer-ownership\n"
       "    action: ownership.transfer\n"
-      "    params: {concurrency: " + c + ", write_catalog_properties: true}\n"
+      "    params: {concurrency: " +
+      c +
+      ", write_catalog_properties: true}\n"
       "    timeout: 60m\n"
       "  - id: point-writers\n"
       "    action: dns.rfc2136\n"
       "    params:\n"
-      "      server: " + named.server() + "\n      zone: lake.bench.\n"
-      "      tsig_key_name: " + BindProcess::kKeyName + "\n"
+      "      server: " +
+      named.server() +
+      "\n      zone: lake.bench.\n"
+      "      tsig_key_name: " +
+      BindProcess::kKeyName +
+      "\n"
       "      tsig_algorithm: hmac-sha256\n      tsig_secret: '${env.DNS_TSIG_SECRET}'\n"
       "      records:\n"
       "        - {name: writer.lake.bench., type: CNAME, value: 'writer.${to}.lake.bench.', "
       "ttl: 30, op: replace}\n"
       "  - id: resume-writers\n"
       "    action: http.request\n"
-      "    params: {url: '" + writes + "', method: POST, body: {paused: false}, expect_status: 200}\n"
+      "    params: {url: '" +
+      writes +
+      "', method: POST, body: {paused: false}, expect_status: 200}\n"
       "";
 
   ActionRegistry registry;
   FailoverRig rig(options, registry);
-  if (auto e = rig.OpenStore(); !e.empty()) return 1;
-  ActionEnv env;
-  env.clock = rig.clock();
-  env.store = &rig.store();
-  env.catalog = [&](const std::string& region) -> std::optional<CatalogClientOptions> {
-    CatalogClientOptions o;
-    o.base_uri = lab.region_url(region);
-    if (o.base_uri.empty()) return std::nullopt;
-    o.warehouse = "lab";
-    o.default_deadline = 10s;
-    return o;
-  };
-  env.region_health = [&](const std::string& region) -> std::optional<Region> {
-    auto r = rig.store().GetRegion(region);
-    if (!r.ok()) return std::nullopt;
-    return *r;
-  };
-  if (auto s = registerBuiltinActions(registry, env); !s.ok()) return 1;
+  if (auto e = rig.RegisterBuiltinActions([&](const std::string& r) { return lab.region_url(r); });
+      !e.empty()) {
+    std::fprintf(stderr, "actions: %s\n", e.c_str());
+    return 1;
+  }
   if (auto e = rig.Build(); !e.empty()) {
     std::fprintf(stderr, "rig: %s\n", e.c_str());
     return 1;
@@ -237,18 +239,17 @@ int RunIn(const std::string& dir, const Args& a) {
   if (steps.ok())
     for (const StepRecord& s : *steps)
       std::printf("  %-8s %-20s %-26s %-9s %7.3fs  %s\n", s.section.c_str(), s.step_id.c_str(),
-                  s.action.c_str(), StepStateName(s.state),
-                  (s.finished_at - s.started_at) / 1000.0, s.reason.substr(0, 90).c_str());
+                  s.action.c_str(), StepStateName(s.state), (s.finished_at - s.started_at) / 1000.0,
+                  s.reason.substr(0, 90).c_str());
   const double transfer_floor =
       std::ceil(static_cast<double>(tables.size()) / a.concurrency) * a.latency_ms / 1e3;
   const double floor_s = a.lag_ms / 1e3 + transfer_floor + dns_runs[2];
-  std::printf(
-      "tables=%zu latency=%dms concurrency=%d replication_lag=%dms workload every %dms\n",
-      tables.size(), a.latency_ms, a.concurrency, a.lag_ms, a.workload_ms);
+  std::printf("tables=%zu latency=%dms concurrency=%d replication_lag=%dms workload every %dms\n",
+              tables.size(), a.latency_ms, a.concurrency, a.lag_ms, a.workload_ms);
   std::printf("floor terms: lag=%.3fs ceil(N/C)xL=%.3fs dns.rfc2136=%.3fms\n", a.lag_ms / 1e3,
               transfer_floor, 1e3 * dns_runs[2]);
-  std::printf("switchover approval->completed=%.2fs floor=%.2fs ratio=%.2fx (goal <= 1.2x)\n",
-              wall, floor_s, wall / floor_s);
+  std::printf("switchover approval->completed=%.2fs floor=%.2fs ratio=%.2fx (goal <= 1.2x)\n", wall,
+              floor_s, wall / floor_s);
   std::printf(
       "workload commits: %d in all, %d during the switchover, %d in the old owner; lost: %d "
       "(goal 0)\n",
@@ -282,7 +283,9 @@ int main(int argc, char** argv) {
   }
   const std::string dir = icewarden::bench::MakeBenchDir("switchover-bench");
   const int rc = icewarden::bench::RunIn(dir, a);
-  if (rc == 0) std::filesystem::remove_all(dir);
-  else std::fprintf(stderr, "left %s\n", dir.c_str());
+  if (rc == 0)
+    std::filesystem::remove_all(dir);
+  else
+    std::fprintf(stderr, "left %s\n", dir.c_str());
   return rc;
 }
