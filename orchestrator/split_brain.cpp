@@ -15,6 +15,10 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kActor = "split-brain-watch";
+// Its own audit target per region ("split-brain:us-east-1"), so that a restart reads back only
+// these events, not the region's whole health history. The fence itself is audited on the
+// region by its health machine.
+std::string AuditTarget(const std::string& region) { return "split-brain:" + region; }
 constexpr std::size_t kNamedTables = 10;
 constexpr std::size_t kAuditPage = 1000;
 
@@ -87,7 +91,7 @@ Status SplitBrainWatch::Start(const std::vector<std::string>& regions) {
   // What was acted on before a restart is in the audit log: act on each commit once.
   for (const std::string& region : regions) {
     AuditQuery q;
-    q.target = region;
+    q.target = AuditTarget(region);
     q.limit = kAuditPage;
     for (;;) {
       auto events = d_.store->ListAudit(q);
@@ -183,7 +187,7 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
     detected.actor = kActor;
     detected.source = "internal";
     detected.action = "split_brain.detected";
-    detected.target = region;
+    detected.target = AuditTarget(region);
     detected.reason = reason;
     detected.detail_json = DumpJson(json{{"region", region}, {"findings", list}});
     Status journaled = d_.store->AppendAudit(detected);
@@ -227,7 +231,7 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
     alerted.actor = kActor;
     alerted.source = "internal";
     alerted.action = "split_brain.alerted";
-    alerted.target = region;
+    alerted.target = AuditTarget(region);
     std::string routes;
     for (const std::string& line : sent) routes += (routes.empty() ? "" : "; ") + line;
     alerted.reason = region + " " + fence_outcome +

@@ -2,7 +2,8 @@
 // own. Two writers is the failure that splits a table's history, so after any promotion (and for
 // tables never moved, since their first claim) a commit in a non-owner region made after the
 // table's ownership last changed is acted on at once:
-//   1. journaled: audit `split_brain.detected` on the region (and on each failover that moved one
+//   1. journaled: audit `split_brain.detected` on split-brain:REGION (and on each failover that
+//   moved one
 //      of the tables, so that failover's report shows it), naming tables, snapshots and the
 //      writer's commit time;
 //   2. the region gets the `fenced` overlay (source orchestrator): no failover targets it;

@@ -4,6 +4,7 @@
 
 #include "orchestrator/api/command_body.h"
 #include "orchestrator/api/json.h"
+#include "orchestrator/failovers/failover_service.h"
 
 namespace icewarden {
 
@@ -17,6 +18,8 @@ ApiResponse HandleRegionOverlay(const RegionEventSink& sink, HealthEvent event,
   if (Status s = StringField(*doc, "reason", &reason); !s.ok())
     return BadRequestResponse(s.message());
   if (reason.empty()) return BadRequestResponse("reason is required: say why, for the audit log");
+  if (Status s = CheckReason("a region overlay", reason, true); !s.ok())
+    return BadRequestResponse(s.message());
   HealthInput in;
   in.event = event;
   in.source = EventSource::kOperator;

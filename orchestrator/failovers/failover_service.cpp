@@ -25,19 +25,10 @@ namespace {
 using nlohmann::json;
 
 // Reasons and comments are for people; a bound keeps the audit log and reports readable.
-constexpr std::size_t kMaxReasonBytes = 4096;
 // Failovers considered for the cooldown and overlap guards.
 constexpr std::size_t kRecentFailovers = 200;
 // Tables a scope may hold: a bound on what one proposal reads from the store.
 constexpr std::size_t kMaxScopeTables = 1'000'000;
-
-Status CheckReason(const std::string& what, const std::string& reason, bool required) {
-  if (required && reason.empty()) return Status::InvalidArgument(what + " needs a reason");
-  if (reason.size() > kMaxReasonBytes)
-    return Status::InvalidArgument(what + ": the reason is longer than " +
-                                   std::to_string(kMaxReasonBytes) + " bytes");
-  return Status::Ok();
-}
 
 std::string NewFailoverId(UnixMillis now) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -193,6 +184,8 @@ CommandOutcome FailoverService::FromDecision(const Result<FailoverDecision>& d,
 
 CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeRequest& req) {
   if (Status s = CheckReason("a proposal", req.reason, true); !s.ok()) return Refuse(s);
+  if (Status s = CheckReason("accept_data_loss", req.accept_data_loss, false); !s.ok())
+    return Refuse(s);
   if (req.kind == FailoverKind::kDrill)
     return Refuse(Status::InvalidArgument("kind must be failover or switchover"));
   if (d_.config->FindRegion(req.to) == nullptr)
@@ -313,6 +306,9 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
 
 CommandOutcome FailoverService::Failback(const Caller& caller, const FailbackRequest& req) {
   if (Status s = CheckReason("a failback", req.reason, true); !s.ok()) return Refuse(s);
+  if (req.scope.size() > kMaxReasonBytes)
+    return Refuse(Status::InvalidArgument("scope is longer than " +
+                                          std::to_string(kMaxReasonBytes) + " bytes"));
   if (req.scope.empty())
     return Refuse(Status::InvalidArgument(
         "scope is required: the scope of the failover to undo (owner:us-east-1), or failover:ID"));
@@ -714,6 +710,14 @@ std::optional<std::string> FailoverService::UnreachableEvidence(const Failover& 
                        {"window_ms", needed},
                        {"observed_by", "icewarden (single replica)"},
                        {"tables", tables}});
+}
+
+Status CheckReason(const std::string& what, const std::string& reason, bool required) {
+  if (required && reason.empty()) return Status::InvalidArgument(what + " needs a reason");
+  if (reason.size() > kMaxReasonBytes)
+    return Status::InvalidArgument(what + ": the reason is longer than " +
+                                   std::to_string(kMaxReasonBytes) + " bytes");
+  return Status::Ok();
 }
 
 }  // namespace icewarden

@@ -143,6 +143,11 @@ class FailoverService {
   FailoverServiceDeps d_;
 };
 
+// Every reason a person gives (a proposal, an approval, a fence or unfence) goes into the audit
+// log: at most this long. `required`: empty is refused too.
+inline constexpr std::size_t kMaxReasonBytes = 4096;
+Status CheckReason(const std::string& what, const std::string& reason, bool required);
+
 // The hash a plan is approved by: sha256 over kind, scope, from, to, the runbook's hash
 // and the bound parameters.
 std::string PlanHash(const Failover& failover, const std::string& runbook_hash,

@@ -117,6 +117,31 @@ TEST_F(ScopeCursorTest, FiltersByFailoverId) {
   EXPECT_EQ((*rows)[1].table.ToString(), "eu.c");
 }
 
+// failover:ID is the rows that failover moved last; a cursor for the rows a later failover
+// moved (its resumed markers, its compensation) filters by that failover's id alone.
+TEST_F(ScopeCursorTest, AFailoverScopeIsTheRowsThatFailoverMovedLast) {
+  Add("eu.a", "us-east-1", "fo-1");
+  Add("sales.b", "us-east-1", "fo-1");
+  Add("eu.c", "us-east-1", "fo-2");
+  Add("eu.d", "us-east-1");
+  Add("eu.e", "eu-central-1", "fo-1");
+  auto scope = CatalogScope::Parse("failover:fo-1");
+  ASSERT_TRUE(scope.ok());
+  EXPECT_EQ(scope->kind, CatalogScope::Kind::kFailover);
+  ScopeOwnershipCursor cursor(store_, *scope, "us-east-1");
+  auto rows = cursor.Next(10);
+  ASSERT_TRUE(rows.ok());
+  std::vector<std::string> seen;
+  for (const auto& r : *rows) seen.push_back(r.table.ToString());
+  EXPECT_EQ(seen, (std::vector<std::string>{"eu.a", "sales.b"}));
+  ScopeOwnershipCursor moved_by_fo2(store_, *scope, "us-east-1", std::string("fo-2"));
+  rows = moved_by_fo2.Next(10);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].table.ToString(), "eu.c");
+  EXPECT_FALSE(CatalogScope::Parse("failover:fo-1,fo-2").ok()) << "one failover id";
+}
+
 TEST_F(ScopeCursorTest, ReportsStoreFailures) {
   store_.FailWith(Status::IOError("disk gone"));
   ScopeOwnershipCursor cursor(store_, *CatalogScope::Parse("owner:x"), "x");

@@ -135,6 +135,7 @@ TEST(ReplicationLagTest, RogueCommitInReplicaIsDivergenceWithItsId) {
   EXPECT_EQ(lag.divergent_snapshot_ids, (std::vector<std::int64_t>{99}));
   EXPECT_EQ(lag.missing_commits, 2);  // 3 and 4, after the fork at 2
   EXPECT_EQ(lag.replica_snapshot_id, 99);
+  EXPECT_EQ(lag.newest_divergent_at, std::optional<UnixMillis>(kT0 + 3'500));
   EXPECT_EQ(lag.reason,
             "sales.orders: DIVERGED: eu-central-1 has snapshot 99 that us-east-1 never had (two "
             "histories under one name)");
@@ -147,6 +148,9 @@ TEST(ReplicationLagTest, TwoRogueCommitsAreBothListed) {
   TableLag lag = Compare(View(Chain(1, 2)), View(replica_snaps), kT0 + 60'000);
   EXPECT_EQ(lag.divergent_snapshot_ids, (std::vector<std::int64_t>{98, 99}));
   EXPECT_EQ(lag.missing_commits, 0);  // the replica is "ahead", which is no better
+  // The split-brain watch times a second writer by its newest divergent commit.
+  ASSERT_TRUE(lag.newest_divergent_at);
+  EXPECT_EQ(*lag.newest_divergent_at, kT0 + 4'500);
   EXPECT_NE(lag.reason.find("has snapshots 98, 99 that us-east-1 never had"), std::string::npos);
 }
 

@@ -74,6 +74,19 @@ TEST_F(FailoverServiceTest, SwitchoverRouteWithoutADemotionTokenStepIsRefused) {
       << errors[0];
 }
 
+// What reaches the audit log is bounded: an over-long accept_data_loss changes nothing.
+TEST_F(FailoverServiceTest, AnOverlongAcceptDataLossIsRefused) {
+  Build();
+  ProposeRequest req{FailoverKind::kFailover, kEu, "owner:us-east-1", "planned", "", false};
+  req.accept_data_loss = std::string(kMaxReasonBytes + 1, 'x');
+  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status.message().find("accept_data_loss: the reason is longer than 4096 bytes"),
+            std::string::npos)
+      << out.status.message();
+  EXPECT_TRUE(store_->ListFailovers(10)->empty());
+}
+
 // The way back needs a finished failover whose tables are still where it moved them.
 TEST_F(FailoverServiceTest, FailbackWithoutACompletedFailoverOfTheScopeIsRefused) {
   Build();

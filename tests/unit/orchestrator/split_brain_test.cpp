@@ -88,7 +88,7 @@ TEST(SplitBrainWatchTest, JournalsFencesAndAlertsOncePerCommitAcrossRestarts) {
     EXPECT_EQ(actor, "split-brain-watch");
     // The finding is journaled before the region is fenced.
     AuditQuery q;
-    q.target = region;
+    q.target = "split-brain:" + region;
     auto events = (*store)->ListAudit(q);
     EXPECT_TRUE(events.ok() && !events->empty() && events->back().action == "split_brain.detected");
     calls.push_back("fence " + region);
