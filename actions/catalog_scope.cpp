@@ -28,8 +28,8 @@ std::string JoinLevels(const std::vector<std::string>& levels) {
 
 Result<CatalogScope> CatalogScope::Parse(std::string_view text) {
   const std::string kForms =
-      "expected \"namespace:PATTERN[,PATTERN]\", \"tables:NS.TABLE[,NS.TABLE]\" or "
-      "\"owner:REGION\" or \"failover:ID\" (the tables failover ID moved; what failback uses)";
+      "expected \"namespace:PATTERN[,PATTERN]\", \"tables:NS.TABLE[,NS.TABLE]\", "
+      "\"owner:REGION\", or \"failover:ID\" (the tables failover ID moved; what failback uses)";
   auto colon = text.find(':');
   if (colon == std::string_view::npos)
     return Status::InvalidArgument("scope '" + std::string(text) + "': " + kForms);

@@ -68,9 +68,25 @@ Status Orchestrator::RecordRegionHealth(const HealthDecision& decision, const st
   if (!decision.accepted || !decision.changed) return Status::Ok();
   AuditEvent why;
   why.at = decision.next.since != 0 ? decision.next.since : clock_->Now();
+  why.action = std::string("region.") + RegionHealthName(decision.next.health);
+  // An overlay change (fence, maintenance) leaves the health and its `since` as they were: it
+  // is audited as what it is, at the time it happened.
+  auto stored = store_.GetRegion(decision.next.name);
+  if (stored.ok() && stored->has_value()) {
+    const Region& was = **stored;
+    const char* overlay =
+        was.fenced != decision.next.fenced
+            ? (decision.next.fenced ? "region.fenced" : "region.unfenced")
+        : was.maintenance != decision.next.maintenance
+            ? (decision.next.maintenance ? "region.maintenance" : "region.maintenance_ended")
+            : nullptr;
+    if (overlay != nullptr && was.health == decision.next.health) {
+      why.at = clock_->Now();
+      why.action = overlay;
+    }
+  }
   why.actor = source;
   why.source = source;
-  why.action = std::string("region.") + RegionHealthName(decision.next.health);
   why.target = decision.next.name;
   why.reason = decision.reason;
   return store_.PutRegion(decision.next, why);

@@ -180,6 +180,28 @@ TEST_F(OrchestratorTest, HealthChangesArePersistedWithTheirReasonAndNothingElseI
   EXPECT_EQ(audit[1].at, 1000);
 }
 
+// A fence from an operator leaves health and its since alone: the audit says what changed and
+// when, not the health's name and its old time.
+TEST_F(OrchestratorTest, AnOverlayChangeIsAuditedAsItselfWhenItHappens) {
+  Orchestrator o(config_, *store_, clock_);
+  ASSERT_TRUE(o.Start().ok());
+  Region before = **store_->GetRegion("us-east-1");
+  clock_->Advance(std::chrono::seconds(90));
+  HealthInput fence{HealthEvent::kSetFenced, EventSource::kOperator, "", "drill", 0};
+  HealthDecision d = ApplyHealthEvent(before, fence, HealthThresholds{});
+  ASSERT_TRUE(o.RecordRegionHealth(d, "olivia").ok());
+  HealthInput unfence{HealthEvent::kClearFenced, EventSource::kOperator, "", "done", 0};
+  ASSERT_TRUE(
+      o.RecordRegionHealth(ApplyHealthEvent(d.next, unfence, HealthThresholds{}), "olivia").ok());
+  auto audit = Audit("us-east-1");
+  ASSERT_EQ(audit.size(), 3u);
+  EXPECT_EQ(audit[1].action, "region.fenced");
+  EXPECT_EQ(audit[1].at, clock_->Now());
+  EXPECT_NE(audit[1].at, before.since);
+  EXPECT_EQ(audit[1].actor, "olivia");
+  EXPECT_EQ(audit[2].action, "region.unfenced");
+}
+
 }  // namespace
 }  // namespace icewarden
 
