@@ -109,6 +109,16 @@ class FailoverRig {
     action_env_ = std::move(env);
     return "";
   }
+  // RegisterBuiltinActions, Build and ClaimAndPublishLag(tables): a rig over the lab's regions,
+  // ready to propose. Empty on success, else which part failed and why.
+  std::string Prepare(std::function<std::string(const std::string&)> region_url,
+                      const std::vector<TableIdent>& tables) {
+    if (auto e = RegisterBuiltinActions(std::move(region_url)); !e.empty()) return "actions: " + e;
+    if (auto e = Build(); !e.empty()) return "rig: " + e;
+    if (auto e = ClaimAndPublishLag(tables); !e.empty()) return "claims: " + e;
+    return "";
+  }
+
   // What RegisterBuiltinActions gave the actions.
   const ActionEnv& action_env() const { return action_env_; }
 

@@ -158,16 +158,11 @@ int RunIn(const std::string& dir, const Args& a) {
 
   ActionRegistry registry;
   FailoverRig rig(options, registry);
-  if (auto e = rig.RegisterBuiltinActions([&](const std::string& r) { return lab.region_url(r); });
+  if (auto e = rig.Prepare([&](const std::string& r) { return lab.region_url(r); }, tables);
       !e.empty()) {
-    std::fprintf(stderr, "actions: %s\n", e.c_str());
+    std::fprintf(stderr, "%s\n", e.c_str());
     return 1;
   }
-  if (auto e = rig.Build(); !e.empty()) {
-    std::fprintf(stderr, "rig: %s\n", e.c_str());
-    return 1;
-  }
-  if (auto e = rig.ClaimAndPublishLag(tables); !e.empty()) return 1;
   if (lab.Admin("POST", std::string("/lab/regions/") + kEu + "/faults",
                 json{{"commit_latency_ms", a.latency_ms}})
           .first != 200)
