@@ -1,5 +1,9 @@
 #include "health/catalog_channel.h"
 
+#include <algorithm>
+
+#include "health/idempotency_in_progress.h"
+
 namespace icewarden {
 
 struct CatalogChannel::Attempt {
@@ -10,10 +14,20 @@ struct CatalogChannel::Attempt {
   std::string token;  // the OAuth2 token this attempt carries
   bool reauthenticated = false;
   int retries_503 = 0;
+  int retries_in_progress = 0;
   bool answered = false;  // an earlier attempt got an HTTP response (a 401, 419 or 503)
 };
 
 namespace {
+
+// A 409 "still in progress" is resent this many times at most, after a pause of Retry-After
+// when the catalog sends one, else 100 ms doubling (100 ms .. 1.6 s: about 3 s in all, the
+// time a catalog takes to finish one commit under load).
+constexpr int kMaxInProgressRetries = 5;
+
+std::chrono::milliseconds InProgressPause(int retry) {
+  return std::chrono::milliseconds(100 << std::min(retry, 4));
+}
 
 // "https://host:8443/api/catalog" -> "https://host:8443".
 std::string_view Origin(std::string_view url) {
@@ -112,6 +126,16 @@ void CatalogChannel::Transmit(std::shared_ptr<Attempt> a) {
       if (wait && *wait <= self->retry_.max_retry_after) {
         ++a->retries_503;
         self->transport_.RunAfter(*wait, [self, a] { self->Authorize(a); });
+        return;
+      }
+    }
+    if (a->request.headers.Has("Idempotency-Key") && IsRequestInProgress(*r) &&
+        a->retries_in_progress < kMaxInProgressRetries) {
+      auto wait = ParseRetryAfter(r->headers, self->clock_.Now())
+                      .value_or(InProgressPause(a->retries_in_progress));
+      if (wait <= self->retry_.max_retry_after) {
+        ++a->retries_in_progress;
+        self->transport_.RunAfter(wait, [self, a] { self->Authorize(a); });
         return;
       }
     }

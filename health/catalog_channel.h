@@ -8,7 +8,11 @@
 //   3. 503 with a Retry-After of at most max_retry_after: wait on a transport timer and
 //      resend, at most max_503_retries times. Without Retry-After, never (the spec: a
 //      non-idempotent request is retried only when Retry-After is present).
-//   Nothing else is retried here: a 409 or 5xx on a commit is the caller's decision.
+//   4. 409 whose error type says an earlier request with the same Idempotency-Key is still
+//      being processed (health/idempotency_in_progress.h): wait Retry-After (at most
+//      max_retry_after) or a short growing pause, and resend, at most 5 times.
+//   Nothing else is retried here: any other 409, or a 5xx on a commit, is the caller's
+//   decision.
 // The request (headers included, so an Idempotency-Key too) is resent unchanged.
 // Thread-safety: the transport's executor thread only.
 #pragma once

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "health/catalog_json.h"
+#include "health/idempotency_in_progress.h"
 
 namespace icewarden {
 namespace {
@@ -110,14 +111,33 @@ Status Prefixed(const std::string& what, const Status& s) {
   return s.WithMessage(what + ": " + s.message());
 }
 
+// The base of every request after the config: the resolved `uri` without its trailing '/'
+// (Nessie's ends in one). Anything but an absolute http(s) URL with a host cannot be followed.
+Result<std::string> DataBase(std::string uri) {
+  while (!uri.empty() && uri.back() == '/') uri.pop_back();
+  const auto scheme = uri.find("://");
+  const std::string_view kind =
+      scheme == std::string::npos ? std::string_view() : std::string_view(uri).substr(0, scheme);
+  const bool host = scheme != std::string::npos && uri.size() > scheme + 3 &&
+                    uri[scheme + 3] != '/' && uri[scheme + 3] != ':';
+  if ((kind != "http" && kind != "https") || !host ||
+      uri.find_first_of(" \t\r\n?#") != std::string::npos) {
+    return Status::Unavailable("catalog returned a malformed CatalogConfig: \"uri\" " +
+                               Snippet(uri) + " is not an absolute http(s) URL")
+        .WithReply(PeerReply::kUnparsed);
+  }
+  return uri;
+}
+
 }  // namespace
 
 class CatalogClient::Core : public std::enable_shared_from_this<Core> {
  public:
   Core(CatalogClientOptions options, CatalogClientEnv env)
       : options_(std::move(options)), env_(std::move(env)) {
-    base_ = options_.base_uri;
-    while (!base_.empty() && base_.back() == '/') base_.pop_back();
+    config_base_ = options_.base_uri;
+    while (!config_base_.empty() && config_base_.back() == '/') config_base_.pop_back();
+    base_ = config_base_;
     channel_ = std::make_shared<CatalogChannel>(options_.auth, base_, options_.retry,
                                                 env_.transport, env_.clock);
   }
@@ -160,20 +180,33 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
 
   void FetchConfig(std::chrono::milliseconds deadline, CatalogCallback<CatalogConfig> done) {
     HttpRequest req;
-    req.url = base_ + "/v1/config";
+    req.url = config_base_ + "/v1/config";
     if (!options_.warehouse.empty()) req.url += "?warehouse=" + PercentEncode(options_.warehouse);
     channel_->Send(
         std::move(req), deadline, [self = shared_from_this(), done](Result<HttpResponse> r) {
-          const std::string what = "get catalog config from " + self->base_;
+          const std::string what = "get catalog config from " + self->config_base_;
           if (!r.ok())
             return self->Deliver<CatalogConfig>(done, self->TransportError(what, r.status()));
           if (r->status != 200) return self->Deliver<CatalogConfig>(done, StatusFromHttp(what, *r));
-          auto config = ParseCatalogConfig(r->body, self->options_.properties);
+          // The client's own `uri` sits between the defaults and the overrides, as in the
+          // Java client's merged properties: only an override moves later requests.
+          auto client_properties = self->options_.properties;
+          client_properties.emplace("uri", self->config_base_);
+          auto config = ParseCatalogConfig(r->body, client_properties);
+          std::string base;
+          if (config.ok()) {
+            auto uri = DataBase(config->properties["uri"]);
+            if (uri.ok())
+              base = *uri;
+            else
+              config = uri.status();
+          }
           if (!config.ok()) {
             Status s = Prefixed(what, config.status());
             self->ReportUnparsed("config", s, &*r);
             return self->Deliver<CatalogConfig>(done, s);
           }
+          self->base_ = std::move(base);
           self->config_ = *config;
           self->channel_->tokens().SetAdvertisedEndpoint(config->oauth2_server_uri);
           self->Deliver(done, std::move(config));
@@ -415,6 +448,15 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
                   out.detail = self->channel_->Redact(StatusFromHttp(what, *r)).message();
                   return self->Deliver<CommitOutcome>(done, std::move(out));
                 }
+                if (!key.empty() && IsRequestInProgress(*r)) {
+                  out.kind = CommitOutcome::Kind::kStateUnknown;
+                  out.reply = PeerReply::kAnswered;
+                  out.detail = what +
+                               ": the catalog is still processing an earlier request "
+                               "with this Idempotency-Key: " +
+                               self->channel_->Redact(StatusFromHttp(what, *r)).message();
+                  return self->Deliver<CommitOutcome>(done, std::move(out));
+                }
                 if (status == 409) {
                   auto e = ParseIcebergError(r->body);
                   return self->Deliver<CommitOutcome>(
@@ -441,7 +483,8 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
 
   CatalogClientOptions options_;
   CatalogClientEnv env_;
-  std::string base_;
+  std::string config_base_;  // the configured endpoint, without a trailing '/': GET /v1/config
+  std::string base_;         // where every other request goes: config_base_ or the `uri` override
   std::shared_ptr<CatalogChannel> channel_;
   std::optional<CatalogConfig> config_;
   std::vector<std::function<void(Status)>> config_waiters_;

@@ -15,7 +15,12 @@
 //
 // Configuration: the first call fetches GET /v1/config?warehouse=W unless GetConfig() has
 // succeeded already; later paths are /v1/{prefix}/..., with `prefix` from the resolved
-// properties (defaults < client properties < overrides). When the server lists
+// properties (defaults < client properties < overrides), used as given (Nessie's arrives
+// percent-encoded, "main%7Cwarehouse", and goes into the path unchanged). A `uri` in the
+// overrides replaces base_uri for every later request but GET /v1/config, which stays on the
+// configured endpoint, as the Java reference client rebuilds its HTTP client from the merged
+// properties (Nessie sends its Iceberg base URI there). A `uri` that is not an absolute
+// http(s) URL makes the config malformed (kUnparsed). When the server lists
 // `endpoints`, a call to an endpoint it does not list fails fast with kFailedPrecondition
 // ("catalog does not advertise GET /v1/{prefix}/namespaces") without a request.
 //
@@ -25,7 +30,9 @@
 //   503 -> retried when Retry-After says so (catalog_channel.h), else kUnavailable
 //   other 5xx and transport failures -> kUnavailable
 //   except on CommitTable, where 500, 502, 504 and a connection lost after the request may
-//   have been delivered are CommitOutcome::kStateUnknown, never retried by the client.
+//   have been delivered are CommitOutcome::kStateUnknown, never retried by the client;
+//   so is a 409 "request in progress" still answered after the channel's resends
+//   (health/idempotency_in_progress.h): the first request may yet land.
 //   A commit that could not get an OAuth2 token was not sent: that stays an error.
 // Every error's Status::reply() says what the catalog did: kAnswered for an HTTP status,
 // kUnparsed for a body (or bytes) icewarden could not read, kSilent for a transport

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "health/idempotency_in_progress.h"
 #include "state/json_text.h"
 
 #include <algorithm>
@@ -440,6 +441,12 @@ std::optional<std::chrono::milliseconds> ParseIsoDuration(std::string_view text)
   }
   if (!any) return std::nullopt;
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total_ms)));
+}
+
+bool IsRequestInProgress(const HttpResponse& response) {
+  if (response.status != 409) return false;
+  auto e = ParseIcebergError(response.body);
+  return e && (e->type == "RequestInProgress" || e->type == "request_in_progress");
 }
 
 }  // namespace icewarden
