@@ -265,7 +265,7 @@ CleanupOutcome CleanupShadowSteps(const ShadowRunDeps& deps, const DrillRun& run
     }
     Cancellation cancel;
     ActionContext ctx =
-        ContextFor(deps, run, rec.step_id + ".cleanup", it->second->timeout, &cancel);
+        ContextFor(deps, run, rec.step_id + ".compensate", it->second->timeout, &cancel);
     ctx.before_json = rec.before_json;
     json detail = json::parse(rec.detail_json, nullptr, false);
     if (detail.is_discarded()) detail = json::object();
