@@ -212,7 +212,8 @@ std::string RenderDrillReportText(const json& report) {
   out << "RPO            measured " << S(report.value("rpo", json::object()), "measured_ms")
       << " ms\n";
   out << "durations (ms)\n";
-  for (const auto& [k, v] : report.value("durations", json::object()).items())
+  const json durations = report.value("durations", json::object());
+  for (const auto& [k, v] : durations.items())
     out << "  " << k << std::string(k.size() < 18 ? 18 - k.size() : 1, ' ')
         << (v.is_null() ? "-" : v.dump()) << "\n";
   if (report.contains("guards") && report["guards"].is_array()) {

@@ -51,7 +51,8 @@ class ApiDrillsTest : public DrillTest {
 };
 
 TEST_F(ApiDrillsTest, RunReadTheReportListAndNote) {
-  ApiResponse started = Call("POST", "/api/v1/drills/weekly/runs", R"({"mode":"shadow"})", "olivia");
+  ApiResponse started =
+      Call("POST", "/api/v1/drills/weekly/runs", R"({"mode":"shadow"})", "olivia");
   ASSERT_EQ(started.status, 201) << started.body;
   const std::string id = json::parse(started.body)["run"]["id"];
   ApiResponse report = Call("GET", "/api/v1/drills/runs/" + id, "", "viewer");

@@ -88,8 +88,8 @@ TEST(ConfigDrillsTest, ShadowNeedsACanaryNamespaceAndAnyRouteNeedsFrom) {
                           "canary tables it moves instead of production's",
                           "c.yaml:10:5: drills[1]: the route 'any-to-eu' is from any region "
                           "('*'): name the drill's 'from' region",
-                          "c.yaml:11:11: drills[2].name: drill 's' is defined twice",
-                          "c.yaml:11:35: drills[2].to: the route 'us-to-eu' moves ownership to "
+                          "c.yaml:11:12: drills[2].name: drill 's' is defined twice",
+                          "c.yaml:11:36: drills[2].to: the route 'us-to-eu' moves ownership to "
                           "eu-central-1, not us-east-1"));
 }
 

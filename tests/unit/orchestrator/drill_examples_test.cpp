@@ -33,8 +33,8 @@ TEST(DrillExamplesTest, PrimarySecondaryLoadsWithItsRunbookAndDrill) {
   ASSERT_NE(route, nullptr);
   std::vector<std::string> kinds;
   for (const RunbookStep& s : route->runbook.promote) kinds.push_back(s.action);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"ownership.transfer", "dns.rfc2136",
-                                             "alert.alertmanager"}))
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"ownership.transfer", "dns.rfc2136", "alert.alertmanager"}))
       << "DNS_UPDATE and ALERT_SRE around the ownership move";
   ASSERT_EQ(c.drills.size(), 1u);
   EXPECT_EQ(c.drills[0].route, "primary-to-secondary");

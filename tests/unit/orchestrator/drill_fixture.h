@@ -62,10 +62,10 @@ class DrillTest : public FailoverServiceTest {
   // Registers the recording kinds, builds the failover fixture with a promote section that
   // pages, moves, updates DNS and calls a gateway, and a drill over the us-to-eu route.
   void BuildDrills(bool dns_fails = false) {
-    for (auto [kind, comp, fails] : {std::tuple{"dns.rfc2136", true, dns_fails},
-                                     std::tuple{"alert.alertmanager", false, false},
-                                     std::tuple{"http.request", true, false},
-                                     std::tuple{"verify.dns", false, false}}) {
+    for (auto [kind, comp, fails] :
+         {std::tuple{"dns.rfc2136", true, dns_fails},
+          std::tuple{"alert.alertmanager", false, false}, std::tuple{"http.request", true, false},
+          std::tuple{"verify.dns", false, false}}) {
       auto a = std::make_unique<RecordingAction>(kind, comp, fails);
       recorders_[kind] = a.get();
       ASSERT_TRUE(registry_.Register(std::move(a)).ok());

@@ -185,9 +185,9 @@ TEST_F(DrillTest, NotesAreKeptInTheReport) {
   json report = Report(id);
   ASSERT_EQ(report["notes"].size(), 1u);
   EXPECT_EQ(report["notes"][0]["by"], "olivia");
-  EXPECT_EQ(drill_service_->Note(Person("olivia", ActorKind::kOperator), "dr-nope", "x")
-                .status.code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(
+      drill_service_->Note(Person("olivia", ActorKind::kOperator), "dr-nope", "x").status.code(),
+      StatusCode::kNotFound);
   EXPECT_EQ(drill_service_->Note(Person("olivia", ActorKind::kOperator), id, "").status.code(),
             StatusCode::kInvalidArgument);
 }
