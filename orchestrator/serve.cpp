@@ -17,6 +17,8 @@
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/drills/drill_scheduler.h"
+#include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_runner.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/failovers/route_table.h"
@@ -25,6 +27,7 @@
 #include "orchestrator/split_brain.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
+#include "state/drill_store.h"
 #include "state/sqlite_store.h"
 #include "state/state_store.h"
 
@@ -102,7 +105,7 @@ int CmdConfigValidate(const std::string& path, bool strict) {
   if (!LoadAlertRoutes(c, actions) || !routes_ok) return kExitUsage;
   std::cout << path << ": ok (" << c.regions.size() << " regions, " << c.ownership.rules.size()
             << " ownership rules, " << c.api.tokens.size() << " API tokens, " << c.failovers.size()
-            << " failover routes)";
+            << " failover routes, " << c.drills.size() << " drills)";
   if (!load.warnings.empty()) {
     std::cout << "; " << count(load.warnings.size(), "warning")
               << ": secrets or files not available here (--strict makes them errors)";
@@ -216,6 +219,28 @@ int CmdServe(const ServeOptions& options) {
     return watch->ApplyHealthEvent(region, input, actor);
   };
   WebhookReceiver webhooks(webhook_deps);
+
+  // Drills (orchestrator/drills/): on demand through the API, and at their cron slots.
+  DrillServiceDeps drill_deps;
+  drill_deps.config = &config;
+  drill_deps.routes = &*routes;
+  drill_deps.store = store->get();
+  drill_deps.drills = DrillStoreOf(**store);
+  drill_deps.failovers = &failovers;
+  drill_deps.actions = &actions;
+  drill_deps.clock = clock;
+  drill_deps.live = &live;
+  drill_deps.env = ProcessEnv;
+  drill_deps.log = [](const std::string& line) { spdlog::info("{}", line); };
+  DrillService drills(drill_deps);
+  api.SetDrillService(&drills);
+  DrillSchedulerDeps scheduler_deps;
+  scheduler_deps.drills = &config.drills;
+  scheduler_deps.service = &drills;
+  scheduler_deps.store = drill_deps.drills;
+  scheduler_deps.clock = clock;
+  scheduler_deps.log = drill_deps.log;
+  DrillScheduler drill_scheduler(scheduler_deps);
   api.SetWebhookReceiver(&webhooks);
   api.SetRegionEvents(webhook_deps.region_event);
 
@@ -243,12 +268,17 @@ int CmdServe(const ServeOptions& options) {
     return kExitFailed;
   }
   runner.Start();  // resumes every active failover from its journal
+  // A shadow drill a crash interrupted is cleaned up before anything new starts.
+  for (const std::string& line : drills.ResumeAtStart()) spdlog::warn("{}", line);
+  drill_scheduler.Start();
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
   std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
             << config.state.path << ")" << std::endl;
   server.Run();
   ready = false;
+  drill_scheduler.Stop();
+  drills.Stop();
   // Steps in flight finish (or time out) and are journaled; nothing new starts.
   runner.Stop();
   split_brain.Stop();

@@ -11,6 +11,8 @@ packages=(
   libboost-dev libboost-system-dev libssl-dev libsqlite3-dev sqlite3 libyaml-cpp-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libldns-dev
   libsimdjson-dev
+  # drill schedules in a time zone (date/tz over the OS's tzdata; GCC 12 has no <chrono> tz)
+  libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
   # real servers and checkers the tests start: promtool checks the /metrics format
   prometheus

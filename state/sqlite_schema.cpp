@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 4> kMigrations{{
+constexpr std::array<Migration, 5> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -159,6 +159,62 @@ END;
 DROP INDEX ownership_by_owner;
 CREATE INDEX ownership_by_owner
   ON ownership (owner, namespace_key, name, epoch, updated_at, failover_id);
+)sql"},
+    {5, "drill runs, their step journal and notes", R"sql(
+-- One row per drill run. A scheduled run holds its cron slot: the partial unique index makes
+-- claiming a slot a single insert that a second claim (a restart, another instance) fails.
+CREATE TABLE drill_runs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE CHECK (id <> ''),
+  drill TEXT NOT NULL CHECK (drill <> ''),
+  mode TEXT NOT NULL CHECK (mode IN ('plan', 'shadow', 'live')),
+  phase TEXT NOT NULL CHECK (phase IN ('running', 'cleaning', 'waiting', 'finished')),
+  trigger TEXT NOT NULL,
+  scheduled_for INTEGER NOT NULL,
+  verdict TEXT NOT NULL,
+  verdict_reason TEXT NOT NULL,
+  failing_step TEXT NOT NULL,
+  failover_id TEXT NOT NULL,
+  failback_id TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  from_region TEXT NOT NULL,
+  to_region TEXT NOT NULL,
+  result_json TEXT NOT NULL CHECK (json_valid(result_json)),
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  version INTEGER NOT NULL CHECK (version >= 1)
+);
+CREATE UNIQUE INDEX drill_runs_slot ON drill_runs (drill, scheduled_for) WHERE scheduled_for <> 0;
+CREATE INDEX drill_runs_by_drill ON drill_runs (drill, seq);
+
+CREATE TABLE drill_steps (
+  run_id TEXT NOT NULL REFERENCES drill_runs (id),
+  step_id TEXT NOT NULL,
+  ordinal INTEGER NOT NULL,
+  section TEXT NOT NULL,
+  action TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('not_started', 'running', 'succeeded', 'failed',
+                                       'timed_out', 'skipped')),
+  attempts INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  before_json TEXT NOT NULL,
+  detail_json TEXT NOT NULL,
+  cleanup TEXT NOT NULL,
+  cleanup_reason TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, step_id)
+) WITHOUT ROWID;
+
+CREATE TABLE drill_notes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES drill_runs (id),
+  by TEXT NOT NULL,
+  text TEXT NOT NULL CHECK (text <> ''),
+  at INTEGER NOT NULL
+);
+CREATE INDEX drill_notes_by_run ON drill_notes (run_id, seq);
 )sql"},
 }};
 

@@ -1,6 +1,6 @@
 // The SQLite StateStore class, shared by the files that implement it: sqlite_store.cpp
 // (opening, regions, ownership, audit), sqlite_failovers.cpp (failovers, step journal) and
-// sqlite_webhooks.cpp (webhook deliveries).
+// sqlite_webhooks.cpp (webhook deliveries) and sqlite_drills.cpp (drill runs).
 // Not for callers: they get a StateStore from OpenSqliteStore (sqlite_store.h).
 //
 // Thread-safety: every public method takes mu_; private methods expect it held.
@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "state/drill_store.h"
 #include "state/sqlite_db.h"
 #include "state/state_store.h"
 
@@ -47,7 +48,7 @@ inline std::int64_t SqlLimit(std::size_t limit) {
 // kInvalidArgument when the event cannot be stored as given (detail_json is not JSON).
 Status ValidateAudit(const AuditEvent& why);
 
-class SqliteStore final : public StateStore {
+class SqliteStore final : public StateStore, public DrillStore {
  public:
   SqliteStore(SqliteConnection db, std::shared_ptr<Clock> clock, bool read_only)
       : db_(std::move(db)), clock_(std::move(clock)), read_only_(read_only) {}
@@ -79,6 +80,17 @@ class SqliteStore final : public StateStore {
   Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override;
   Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
                                                              const std::string& alert) override;
+
+  Status CreateDrillRun(const DrillRun& run, const AuditEvent& why) override;
+  Status UpdateDrillRun(const DrillRun& run, std::int64_t expected_version,
+                        const AuditEvent& why) override;
+  Result<std::optional<DrillRun>> GetDrillRun(const std::string& id) override;
+  Result<std::vector<DrillRun>> ListDrillRuns(const std::string& drill, std::size_t limit) override;
+  Result<UnixMillis> LastScheduledSlot(const std::string& drill) override;
+  Status PutDrillStep(const DrillStep& step) override;
+  Result<std::vector<DrillStep>> ListDrillSteps(const std::string& run_id) override;
+  Status AddDrillNote(const DrillNote& note, const AuditEvent& why) override;
+  Result<std::vector<DrillNote>> ListDrillNotes(const std::string& run_id) override;
 
  private:
   // The prepared statement for `sql`, compiled on first use and kept for the life of the

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "orchestrator/api/auth.h"
+#include "orchestrator/api/drills.h"
 #include "orchestrator/api/failovers.h"
 #include "orchestrator/api/json.h"
 #include "orchestrator/api/lag.h"
@@ -16,6 +17,7 @@
 #include "orchestrator/api/query.h"
 #include "orchestrator/api/regions.h"
 #include "orchestrator/api/webhooks.h"
+#include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
@@ -168,6 +170,10 @@ class Api::Impl {
          &Impl::ConfirmFencing},
         {"POST", "/api/v1/failovers/{id}/abort", Permission::kAbortFailover, {}, &Impl::Abort},
         {"POST", "/api/v1/failovers/{id}/ack", Permission::kAckFailover, {}, &Impl::Ack},
+        {"GET", "/api/v1/drills", Permission::kReadFailovers, {"limit"}, &Impl::DrillList},
+        {"POST", "/api/v1/drills/runs/{id}/notes", Permission::kNoteDrill, {}, &Impl::DrillNote},
+        {"GET", "/api/v1/drills/runs/{id}", Permission::kReadFailovers, {}, &Impl::DrillReport},
+        {"POST", "/api/v1/drills/{id}/runs", Permission::kRunDrill, {}, &Impl::DrillRun},
         // Webhooks authenticate themselves (a receiver's credentials, or a signature).
         {"POST", "/api/v1/webhooks/alertmanager", std::nullopt, {}, &Impl::AlertmanagerWebhook},
         {"POST", "/api/v1/webhooks/generic/{id}", std::nullopt, {}, &Impl::GenericWebhook},
@@ -237,9 +243,10 @@ class Api::Impl {
       return JsonErrorResponse(
           404, "not_found",
           "no route for " + std::string(target.path) +
-              "; routes are /api/v1/{regions,ownership,failovers,audit,lag}, "
+              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag}, "
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
               "/api/v1/regions/{name}/{fence,unfence}, "
+              "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
               "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics");
     }
     if (route == nullptr) {
@@ -312,6 +319,7 @@ class Api::Impl {
       res.body += RenderUnparsedMetrics(live_->UnparsedResponses());
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
     }
+    if (drills_ != nullptr) res.body += RenderDrillMetrics(drills_->Metrics());
     return res;
   }
 
@@ -361,6 +369,7 @@ class Api::Impl {
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
   void SetFailoverService(FailoverService* service) { failovers_ = service; }
+  void SetDrillService(DrillService* service) { drills_ = service; }
   void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
   void SetRegionEvents(RegionEventSink sink) { region_events_ = std::move(sink); }
 
@@ -464,6 +473,32 @@ class Api::Impl {
     Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
     return HandleFailoverCommand(*failovers_, command, caller, call.id, call.request.body);
   }
+  // ---- Drills (drills.h) ----
+
+  ApiResponse NoDrills() const {
+    return JsonErrorResponse(503, "unavailable", "this daemon does not run drills");
+  }
+  ApiResponse DrillList(const Call& call) {
+    if (drills_ == nullptr) return NoDrills();
+    auto limit = call.query.Integer("limit", 50, 1, 1000);
+    if (!limit.ok()) return BadRequest(limit.status().message());
+    return HandleDrillList(*drills_, static_cast<std::size_t>(*limit));
+  }
+  ApiResponse DrillRun(const Call& call) {
+    if (drills_ == nullptr) return NoDrills();
+    Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
+    return HandleDrillRun(*drills_, caller, call.id, call.request.body);
+  }
+  ApiResponse DrillReport(const Call& call) {
+    if (drills_ == nullptr) return NoDrills();
+    return HandleDrillReport(*drills_, call.id);
+  }
+  ApiResponse DrillNote(const Call& call) {
+    if (drills_ == nullptr) return NoDrills();
+    Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
+    return HandleDrillNote(*drills_, caller, call.id, call.request.body);
+  }
+
   ApiResponse Propose(const Call& c) { return Command(c, FailoverCommand::kPropose); }
   ApiResponse Approve(const Call& c) { return Command(c, FailoverCommand::kApprove); }
   ApiResponse ConfirmFencing(const Call& c) { return Command(c, FailoverCommand::kConfirmFencing); }
@@ -544,6 +579,7 @@ class Api::Impl {
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
   const LiveView* live_ = nullptr;          // set once before serving starts
   FailoverService* failovers_ = nullptr;    // likewise
+  DrillService* drills_ = nullptr;          // likewise
   WebhookReceiver* webhooks_ = nullptr;     // likewise
   RegionEventSink region_events_;           // likewise
 };
@@ -561,6 +597,8 @@ void Api::CountResponse(int status) { impl_->CountResponse(status); }
 void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
 
 void Api::SetFailoverService(FailoverService* service) { impl_->SetFailoverService(service); }
+
+void Api::SetDrillService(DrillService* service) { impl_->SetDrillService(service); }
 
 void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookReceiver(receiver); }
 void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::move(sink)); }

@@ -20,6 +20,8 @@
 //                             receiver's bearer token or basic auth (webhooks.alertmanager),
 //                             or an API token that may propose_failover (orchestrator/webhooks/)
 //   POST /api/v1/webhooks/generic/{name}: an event signed with HMAC-SHA256, no token
+//   /api/v1/drills, POST /api/v1/drills/{name}/runs, /api/v1/drills/runs/{id} (the report),
+//   POST /api/v1/drills/runs/{id}/notes: disaster-recovery drills (drills.h)
 //   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
 //                             &limit=1..10000 (1000): the latest lag round (lag.h), one
 //                             page, "next_after": {table, replica} | null; 503 until the
@@ -52,6 +54,7 @@
 
 namespace icewarden {
 
+class DrillService;
 class FailoverService;
 class LiveView;
 class WebhookReceiver;
@@ -106,6 +109,10 @@ class Api {
   // Where the failover commands go (POST routes, failovers.h). Optional: without it they
   // answer 503. `service` must outlive the Api.
   void SetFailoverService(FailoverService* service);
+
+  // Where the drill routes go (drills.h). Optional: without it they answer 503. `service`
+  // must outlive the Api.
+  void SetDrillService(DrillService* service);
 
   // Where the webhook routes go. Optional: without it they answer 503. `receiver` must
   // outlive the Api.

@@ -34,6 +34,8 @@ constexpr Grant kGrants[] = {
     {Permission::kConfirmFencing,  "confirm_fencing",  false, false,   true,    true},
     {Permission::kAckFailover,     "ack_failover",     false, true,    false,   true},
     {Permission::kSetRegionOverlay, "set_region_overlay", false, true,  false,   true},
+    {Permission::kRunDrill,        "run_drill",        false, true,    false,   true},
+    {Permission::kNoteDrill,       "note_drill",       false, true,    true,    true},
 };
 // clang-format on
 

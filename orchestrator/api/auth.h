@@ -29,6 +29,8 @@ enum class Permission {
   kConfirmFencing,  // an operator's word that the old owner stopped writing
   kAckFailover,
   kSetRegionOverlay,  // fence / unfence a region (an operator's command with a reason)
+  kRunDrill,          // start a drill run (a live one proposes a failover: as proposing)
+  kNoteDrill,         // add an operator's note to a drill run's report
 };
 
 // "read_audit": for error messages and logs.

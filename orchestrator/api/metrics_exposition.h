@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "state/state_store.h"
 
@@ -33,5 +34,15 @@ struct MetricsSnapshot {
 // A store failure does not fail the page: the store-derived families are left without
 // samples and icewarden_state_store_up is 0, so the scrape still works and can alert.
 std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot);
+
+// Drills: the latest passing run's end and the latest measured RTO per configured drill.
+struct DrillMetric {
+  std::string drill;
+  std::int64_t last_success_at = 0;  // Unix ms; 0: none has passed
+  std::int64_t last_rto_ms = -1;     // -1: none measured
+};
+//   icewarden_drill_last_success_timestamp_seconds{drill}   gauge
+//   icewarden_drill_last_rto_seconds{drill}                 gauge
+std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills);
 
 }  // namespace icewarden

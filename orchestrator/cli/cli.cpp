@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "orchestrator/cli/client.h"
+#include "orchestrator/cli/drill.h"
 #include "orchestrator/cli/failover.h"
 #include "orchestrator/cli/runbook.h"
 #include "orchestrator/serve.h"
@@ -288,6 +289,37 @@ int RunCli(int argc, char** argv) {
     }
     exit_code = CmdRunbookPlan(runbook_file, plan_from, plan_to, plan_scope, *params, plan_output);
   });
+
+  auto* drill = app.add_subcommand("drill", "disaster-recovery drills: run, list, report, note");
+  drill->require_subcommand(1);
+  std::string drill_name, drill_mode, drill_id, drill_text;
+  bool drill_no_wait = false;
+  int drill_timeout = 600;
+  auto* drill_run = drill->add_subcommand(
+      "run", "run a drill now and print its report (exit 0 passed or waiting, 1 failed)");
+  AddClientOptions(drill_run, client, token_file);
+  drill_run->add_option("name", drill_name, "the drill's name in the config")->required();
+  drill_run->add_option("--mode", drill_mode, "plan, shadow or live (default: the drill's mode)")
+      ->check(CLI::IsMember({"plan", "shadow", "live"}));
+  drill_run->add_flag("--no-wait", drill_no_wait, "print the run's id and return at once");
+  drill_run->add_option("--timeout", drill_timeout, "give up waiting after this many seconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  drill_run->callback(with_token(
+      [&] { return CmdDrillRun(client, drill_name, drill_mode, !drill_no_wait, drill_timeout); }));
+  auto* drill_list = drill->add_subcommand("list", "configured drills and the newest runs");
+  AddClientOptions(drill_list, client, token_file);
+  drill_list->callback(with_token([&] { return CmdDrillList(client); }));
+  auto* drill_report = drill->add_subcommand(
+      "report", "a run's verdict, RTO, RPO, durations, steps, timeline and notes");
+  AddClientOptions(drill_report, client, token_file);
+  drill_report->add_option("id", drill_id, "drill run id")->required();
+  drill_report->callback(with_token([&] { return CmdDrillReport(client, drill_id); }));
+  auto* drill_note = drill->add_subcommand("note", "add an operator's note to a run's report");
+  AddClientOptions(drill_note, client, token_file);
+  drill_note->add_option("id", drill_id, "drill run id")->required();
+  drill_note->add_option("text", drill_text, "the note")->required();
+  drill_note->callback(with_token([&] { return CmdDrillNote(client, drill_id, drill_text); }));
 
   auto* audit = app.add_subcommand("audit", "the audit log: who did what, when, why");
   audit->require_subcommand(1);

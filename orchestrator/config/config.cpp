@@ -69,6 +69,13 @@ const RegionConfig* Config::FindRegion(const std::string& name) const {
   return nullptr;
 }
 
+const DrillConfig* Config::FindDrill(const std::string& name) const {
+  for (const auto& d : drills) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
 const std::string& Config::OwnerFor(const std::string& dotted_table) const {
   for (const auto& rule : ownership.rules) {
     if (GlobMatch(rule.match, dotted_table)) return rule.owner;

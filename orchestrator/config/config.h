@@ -202,6 +202,31 @@ struct AlertRouteConfig {
   int line = 0, column = 0;
 };
 
+// ---- drills: (orchestrator/config/drills.cpp; run by orchestrator/drills/) ----
+
+// What a shadow drill acts on instead of production: a DNS name of its own, a namespace of
+// canary tables present in both catalogs, and alerts labelled drill="true".
+struct DrillTargetsConfig {
+  std::string dns_name;    // replaces the name of every DNS record and DNS check
+  std::string namespace_;  // the scope becomes namespace:<this>
+};
+
+// One rehearsal of a failover route: when (a cron schedule in a time zone, or only on
+// demand), how (plan | shadow | live), and what counts as fast enough (the RTO target).
+struct DrillConfig {
+  std::string name;
+  std::string route;              // a failovers: route: its runbook, kind, from and to
+  std::string from;               // the region the rehearsed failover leaves (default: the route's)
+  std::string to;                 // default: the route's
+  std::string scope;              // the production scope a live drill moves; default owner:<from>
+  std::string schedule;           // five-field cron; empty: on demand only
+  std::string time_zone = "UTC";  // IANA name, for the schedule
+  std::string mode = "plan";      // what a scheduled run does
+  std::chrono::milliseconds rto_target{std::chrono::minutes(15)};
+  DrillTargetsConfig targets;
+  int line = 0, column = 0;
+};
+
 struct StateConfig {
   std::string backend = "sqlite";
   std::string path = "icewarden.db";  // relative to the config file's folder
@@ -217,10 +242,12 @@ struct Config {
   std::vector<FailoverRouteConfig> failovers;
   WebhooksConfig webhooks;
   std::vector<AlertRouteConfig> alerts;
+  std::vector<DrillConfig> drills;
 
   const RegionConfig* FindRegion(const std::string& name) const;
   // The owner the rules assign to "namespace.table" (first matching rule, else default).
   const std::string& OwnerFor(const std::string& dotted_table) const;
+  const DrillConfig* FindDrill(const std::string& name) const;
 };
 
 struct ConfigError {

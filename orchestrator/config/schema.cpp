@@ -224,7 +224,8 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
   auto map = root.Map(
-      {"api", "state", "regions", "ownership", "policies", "failovers", "webhooks", "alerts"});
+      {"api", "state", "regions", "ownership", "policies", "failovers", "webhooks", "alerts",
+       "drills"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
@@ -239,6 +240,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   if (auto v = map->Get("webhooks"))
     config.webhooks = ReadWebhooks(*v, config.regions, config.failovers, sources);
   if (auto v = map->Get("alerts")) config.alerts = ReadAlertRoutes(*v);
+  if (auto v = map->Get("drills")) config.drills = ReadDrills(*v, config.regions, config.failovers);
   return config;
 }
 
