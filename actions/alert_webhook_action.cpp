@@ -18,6 +18,7 @@
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 namespace {
@@ -137,8 +138,23 @@ nlohmann::json PagerDutyBody(const WebhookSpec& s, const std::string& summary,
             {"custom_details", custom}}}};
 }
 
-class AlertWebhookAction final : public ParsedAction<WebhookSpec> {
+class AlertWebhookAction final : public ParsedAction<WebhookSpec>, public ActionPreflight {
  public:
+  // Readiness: the webhook's endpoint answers (its path is often its secret: not shown).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto s = Read(params, errors);
+    if (!s) return {"alert.webhook: " + FirstParamError(errors)};
+    HttpCall call;
+    call.url = s->url;
+    call.headers = s->headers;
+    if (auto why =
+            EndpointAnswers(s->format + " alert webhook", call, ctx, /*path_is_secret=*/true))
+      return {*why};
+    return {};
+  }
+
   std::string_view kind() const override { return "alert.webhook"; }
   bool idempotent() const override { return true; }
 

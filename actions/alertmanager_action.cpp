@@ -17,6 +17,7 @@
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 namespace {
@@ -74,9 +75,32 @@ std::string AlertsUrl(const std::string& base) {
   return url + "/api/v2/alerts";
 }
 
-class AlertmanagerAction final : public ParsedAction<AlertmanagerSpec> {
+class AlertmanagerAction final : public ParsedAction<AlertmanagerSpec>, public ActionPreflight {
  public:
   explicit AlertmanagerAction(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {}
+
+  // Readiness: Alertmanager's v2 API answers (GET /api/v2/status reads, never alerts).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto s = Read(params, errors);
+    if (!s) return {"alert.alertmanager: " + FirstParamError(errors)};
+    std::string url = s->url.substr(0, s->url.find('?'));
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    HttpCall call;
+    call.method = "GET";
+    call.url = url + "/api/v2/status";
+    call.headers = s->headers;
+    ActionContext bounded = ctx;
+    bounded.idempotency_key.clear();
+    HttpReply reply = SendHttp(call, bounded);
+    if (reply.delivery != HttpReply::Delivery::kAnswered)
+      return {"Alertmanager at " + url + " does not answer: " + reply.error};
+    if (reply.status < 200 || reply.status > 299)
+      return {"Alertmanager at " + url + " answers GET /api/v2/status with " +
+              std::to_string(reply.status)};
+    return {};
+  }
 
   std::string_view kind() const override { return "alert.alertmanager"; }
   bool idempotent() const override { return true; }

@@ -7,6 +7,7 @@
 #include "actions/catalog_scope.h"
 #include "actions/ownership_transfer.h"
 #include "actions/param_reader.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 
@@ -72,9 +73,20 @@ ActionResult ToResult(const TransferSpec& spec, const TransferReport& r, const c
   return ActionResult::Failed("moved nothing: " + why, detail);
 }
 
-class OwnershipTransferAction final : public Action {
+class OwnershipTransferAction final : public Action, public ActionPreflight {
  public:
   explicit OwnershipTransferAction(ActionEnv env) : env_(std::move(env)) {}
+
+  // Readiness: the region gaining ownership accepts our credentials (it gets the markers and
+  // takes the writes).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    ParseTransferParams(params, &errors);
+    if (!errors.empty()) return {"ownership.transfer: " + FirstParamError(errors)};
+    if (auto why = CatalogAcceptsUs(env_, ctx.to, ctx)) return {*why};
+    return {};
+  }
 
   std::string_view kind() const override { return "ownership.transfer"; }
   bool idempotent() const override { return true; }

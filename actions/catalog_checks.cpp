@@ -10,6 +10,7 @@
 #include "actions/catalog_session.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 #include "health/replication_lag.h"
 #include "state/state_store.h"
 
@@ -44,9 +45,21 @@ struct CatalogHealthyParams {
   std::string region;
   std::chrono::milliseconds timeout{5s};
 };
-class CatalogHealthyCheck final : public ParsedAction<CatalogHealthyParams> {
+class CatalogHealthyCheck final : public ParsedAction<CatalogHealthyParams>,
+                                  public ActionPreflight {
  public:
   explicit CatalogHealthyCheck(ActionEnv env) : env_(std::move(env)) {}
+
+  // Readiness: the region's catalog accepts our credentials now (its health is the
+  // target_healthy guard's to judge).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto p = Read(params, errors);
+    if (!p) return {"verify.catalog_healthy: " + FirstParamError(errors)};
+    if (auto why = CatalogAcceptsUs(env_, p->region, ctx)) return {*why};
+    return {};
+  }
   std::string_view kind() const override { return "verify.catalog_healthy"; }
   bool idempotent() const override { return true; }
 
@@ -130,9 +143,22 @@ struct ReplicaCaughtUpParams {
   std::chrono::milliseconds max_lag{0};
   int concurrency = 16;
 };
-class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams> {
+class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams>,
+                                   public ActionPreflight {
  public:
   explicit ReplicaCaughtUpCheck(ActionEnv env) : env_(std::move(env)) {}
+
+  // Readiness: the replica's catalog accepts our credentials (the owner's is usually the one
+  // that is down; the lag itself is the rpo guard's to judge).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto p = Read(params, errors);
+    if (!p) return {"verify.replica_caught_up: " + FirstParamError(errors)};
+    if (auto why = CatalogAcceptsUs(env_, p->region.empty() ? ctx.to : p->region, ctx))
+      return {*why};
+    return {};
+  }
   std::string_view kind() const override { return "verify.replica_caught_up"; }
   bool idempotent() const override { return true; }
 

@@ -367,9 +367,13 @@ DnsLookup QueryRRset(const DnsServer& server, const std::string& name, DnsType t
   return out;
 }
 
-DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone, const TsigKey& key,
-                               const std::vector<DnsChange>& changes,
-                               std::chrono::milliseconds timeout) {
+namespace {
+
+// One signed UPDATE: `prerequisites` (may be null) and `changes` for `zone`.
+DnsUpdateOutcome SendSignedUpdate(const DnsServer& server, const std::string& zone,
+                                  const TsigKey& key, ldns_rr_list* prerequisites,
+                                  const std::vector<DnsChange>& changes,
+                                  std::chrono::milliseconds timeout) {
   DnsUpdateOutcome out;
   auto res = MakeResolver(server, timeout, &out.error);
   if (!res) return out;
@@ -392,7 +396,7 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
   }
   // The packet takes ownership of zone_rdf and copies the record list.
   Owned<ldns_pkt> pkt(
-      ldns_update_pkt_new(zone_rdf, LDNS_RR_CLASS_IN, nullptr, update.get(), nullptr));
+      ldns_update_pkt_new(zone_rdf, LDNS_RR_CLASS_IN, prerequisites, update.get(), nullptr));
   if (!pkt) {
     out.error = "cannot build the UPDATE message";
     return out;
@@ -487,6 +491,37 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
   }
   out.status = DnsUpdateOutcome::Status::kApplied;
   return out;
+}
+
+}  // namespace
+
+DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone, const TsigKey& key,
+                               const std::vector<DnsChange>& changes,
+                               std::chrono::milliseconds timeout) {
+  return SendSignedUpdate(server, zone, key, nullptr, changes, timeout);
+}
+
+DnsUpdateOutcome SendDnsPrerequisiteOnlyUpdate(const DnsServer& server, const std::string& zone,
+                                               const TsigKey& key,
+                                               std::chrono::milliseconds timeout) {
+  DnsUpdateOutcome out;
+  // RFC 2136 2.4.4 "name is in use": the zone's apex, class ANY, type ANY, TTL 0, no rdata.
+  // The apex always holds the SOA, so the prerequisite holds on any server that serves the
+  // zone, and with no update section the server has nothing to apply.
+  Owned<ldns_rr> in_use(ldns_rr_new());
+  ldns_rdf* owner = ldns_dname_new_frm_str(zone.c_str());
+  if (!in_use || !owner) {
+    if (owner) ldns_rdf_deep_free(owner);
+    out.error = "\"" + zone + "\" is not a DNS name";
+    return out;
+  }
+  ldns_rr_set_owner(in_use.get(), owner);
+  ldns_rr_set_type(in_use.get(), LDNS_RR_TYPE_ANY);
+  ldns_rr_set_class(in_use.get(), LDNS_RR_CLASS_ANY);
+  ldns_rr_set_ttl(in_use.get(), 0);
+  Owned<ldns_rr_list> prerequisites(ldns_rr_list_new());
+  ldns_rr_list_push_rr(prerequisites.get(), in_use.release());
+  return SendSignedUpdate(server, zone, key, prerequisites.get(), {}, timeout);
 }
 
 bool IsBase64(std::string_view text) {

@@ -90,6 +90,15 @@ DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone,
                                const std::vector<DnsChange>& changes,
                                std::chrono::milliseconds timeout);
 
+// Readiness: an UPDATE for `zone`, signed with `key`, whose only content is the prerequisite
+// "the zone's apex is in use" (RFC 2136 2.4.4) and whose update section is empty, so that it
+// can change nothing. The server still authenticates the TSIG key and checks that the key may
+// update the zone: kApplied means it would accept our updates; kRejected carries its RCODE
+// (NOTAUTH with the TSIG error for a wrong key, REFUSED for a key it does not allow).
+DnsUpdateOutcome SendDnsPrerequisiteOnlyUpdate(const DnsServer& server, const std::string& zone,
+                                               const TsigKey& key,
+                                               std::chrono::milliseconds timeout);
+
 // True when `text` is non-empty standard base64 (with padding).
 bool IsBase64(std::string_view text);
 

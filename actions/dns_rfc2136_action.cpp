@@ -32,6 +32,7 @@
 #include "actions/dns_client.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 namespace {
@@ -358,8 +359,39 @@ Result<std::vector<RRset>> CapturedRRsets(const std::string& before_json) {
   return out;
 }
 
-class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec> {
+class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPreflight {
  public:
+  // Readiness: an UPDATE whose only content is a prerequisite, so that the server checks our
+  // TSIG key and its permission to update the zone, and changes nothing.
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto s = Read(params, errors);
+    if (!s) return {"dns.rfc2136: " + FirstParamError(errors)};
+    const std::string where = "DNS server " + s->server.ToString();
+    DnsUpdateOutcome out = SendDnsPrerequisiteOnlyUpdate(s->server, s->zone, s->key, Left(ctx, 5s));
+    switch (out.status) {
+      case DnsUpdateOutcome::Status::kApplied:
+        return {};
+      case DnsUpdateOutcome::Status::kRejected:
+        if (out.rcode.rfind("NOTAUTH", 0) == 0 && out.rcode.find("TSIG") != std::string::npos)
+          return {where + " does not accept TSIG key " + s->key.name + " (" + s->key.algorithm +
+                  ") for zone " + s->zone + ": " + out.rcode};
+        if (out.rcode.rfind("REFUSED", 0) == 0)
+          return {where + " refuses updates of zone " + s->zone + " signed with TSIG key " +
+                  s->key.name + ": " + out.rcode};
+        return {where + " rejected a prerequisite-only UPDATE of zone " + s->zone + " (TSIG key " +
+                s->key.name + "): " + out.rcode};
+      case DnsUpdateOutcome::Status::kNoAnswer:
+        return {where + " did not answer a prerequisite-only UPDATE of zone " + s->zone + ": " +
+                out.error};
+      case DnsUpdateOutcome::Status::kNotSent:
+        return {where + ": cannot send a prerequisite-only UPDATE of zone " + s->zone + ": " +
+                out.error};
+    }
+    return {};
+  }
+
   std::string_view kind() const override { return "dns.rfc2136"; }
   bool idempotent() const override { return true; }
   bool has_compensation() const override { return true; }

@@ -14,14 +14,25 @@
 #include "actions/http_call.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 namespace {
 
-class HttpEndpointAction final : public ParsedAction<HttpRequestSpec> {
+class HttpEndpointAction final : public ParsedAction<HttpRequestSpec>, public ActionPreflight {
  public:
   HttpEndpointAction(std::string kind, bool idempotent, std::string what)
       : kind_(std::move(kind)), idempotent_(idempotent), what_(std::move(what)) {}
+
+  // Readiness: the endpoint answers a GET with our headers (never the step's own method).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto spec = Read(params, errors);
+    if (!spec) return {kind_ + ": " + FirstParamError(errors)};
+    if (auto why = EndpointAnswers(what_ + " endpoint", spec->call, ctx)) return {*why};
+    return {};
+  }
 
   std::string_view kind() const override { return kind_; }
   bool idempotent() const override { return idempotent_; }

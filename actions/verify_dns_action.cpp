@@ -6,12 +6,14 @@
 // the expected set (order and case of names do not matter; an A or AAAA query follows a
 // CNAME in the answer). Idempotent: a query changes nothing. It asks once; a step that
 // should wait for propagation combines it with retries.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "actions/dns_actions.h"
 #include "actions/dns_client.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/preflight.h"
 
 namespace icewarden {
 namespace {
@@ -71,8 +73,23 @@ std::string Join(const std::vector<std::string>& values) {
   return s;
 }
 
-class VerifyDnsAction final : public ParsedAction<VerifyDnsSpec> {
+class VerifyDnsAction final : public ParsedAction<VerifyDnsSpec>, public ActionPreflight {
  public:
+  // Readiness: the server answers the name at all (what it answers now is the state before
+  // the failover, which the step checks after it).
+  std::vector<std::string> Preflight(const nlohmann::json& params,
+                                     const ActionContext& ctx) const override {
+    std::vector<ParamError> errors;
+    auto s = Read(params, errors);
+    if (!s) return {"verify.dns: " + FirstParamError(errors)};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        ctx.deadline - std::chrono::steady_clock::now());
+    DnsLookup got = QueryRRset(s->server, s->name, s->type,
+                               std::clamp<std::chrono::milliseconds>(left, 1ms, 5s));
+    if (!got.ok) return {"DNS server " + s->server.ToString() + " does not answer: " + got.error};
+    return {};
+  }
+
   std::string_view kind() const override { return "verify.dns"; }
   bool idempotent() const override { return true; }
 

@@ -200,6 +200,8 @@ struct CatalogWatch::Loop {
     const UnixMillis now = clock->Now();
     live.PublishProbeRound(round.region,
                            ProbeRoundView{round.ok, round.latency, round.kind, round.detail, now});
+    for (const ProbeResult& probe : round.probes)
+      live.ObserveProbe(round.region, probe.kind, probe.latency);
     const auto before = live.Silence(round.region);
     auto silence = NextSilence(before, round, now);
     if (silence && !before)

@@ -6,6 +6,7 @@
 // snapshots (shared_ptr to const), so a slow API response never blocks the monitor.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -35,6 +36,30 @@ struct ProbeRoundView {
 struct SplitBrainMark {
   UnixMillis detected_at = 0;
   std::string reason{};  // the finding: snapshots, the writer's commit time, the owner
+};
+
+// Upper bounds (seconds) of the probe latency histogram's buckets: fixed, so that the
+// series of icewarden_probe_duration_seconds never change with what was observed.
+inline constexpr std::array<double, 11> kProbeLatencyBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                             0.5,   1.0,  2.5,   5.0,  10.0};
+
+// Observations per bucket (not cumulative; the exposition adds them up), their count and sum.
+struct LatencyHistogram {
+  std::array<std::uint64_t, kProbeLatencyBuckets.size()> buckets{};
+  std::uint64_t count = 0;
+  double sum_seconds = 0;
+
+  void Observe(std::chrono::milliseconds latency) {
+    const double s = static_cast<double>(latency.count()) / 1000.0;
+    for (std::size_t i = 0; i < kProbeLatencyBuckets.size(); ++i) {
+      if (s <= kProbeLatencyBuckets[i]) {
+        ++buckets[i];
+        break;
+      }
+    }
+    ++count;
+    sum_seconds += s;
+  }
 };
 
 struct RegionSilence {
@@ -77,6 +102,16 @@ class LiveView {
     std::lock_guard lock(mu_);
     return rounds_;
   }
+  // One probe's latency, by region and probe kind (icewarden_probe_duration_seconds).
+  void ObserveProbe(const std::string& region, const std::string& kind,
+                    std::chrono::milliseconds latency) {
+    std::lock_guard lock(mu_);
+    probe_latency_[{region, kind}].Observe(latency);
+  }
+  std::map<std::pair<std::string, std::string>, LatencyHistogram> ProbeLatencies() const {
+    std::lock_guard lock(mu_);
+    return probe_latency_;
+  }
   // Answers a region's catalog gave that icewarden could not parse, by what was expected
   // ("config", "load_table", ...): icewarden_catalog_responses_unparsed_total.
   void CountUnparsed(const std::string& region, const std::string& kind) {
@@ -102,6 +137,7 @@ class LiveView {
   std::map<std::string, ProbeRoundView> rounds_;
   std::map<std::string, RegionSilence> silence_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> unparsed_;
+  std::map<std::pair<std::string, std::string>, LatencyHistogram> probe_latency_;
   std::map<std::pair<std::string, std::string>, SplitBrainMark> split_brain_;
 };
 

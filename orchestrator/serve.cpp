@@ -24,6 +24,7 @@
 #include "orchestrator/failovers/route_table.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/readiness/readiness.h"
 #include "orchestrator/split_brain.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
@@ -202,10 +203,26 @@ int CmdServe(const ServeOptions& options) {
   FailoverRunner runner(runner_deps);
   runner_ptr = &runner;
 
+  // Standing readiness: every route checked with no side effect, on its own thread, so a
+  // preflight waiting on a dead endpoint never holds up the API.
+  ReadinessDeps readiness_deps;
+  readiness_deps.config = &config;
+  readiness_deps.routes = &*routes;
+  readiness_deps.failovers = &failovers;
+  readiness_deps.actions = &actions;
+  readiness_deps.clock = clock;
+  ReadinessEvaluator readiness_evaluator(readiness_deps);
+  ReadinessBoard readiness_board;
+  ReadinessLoop readiness(
+      readiness_evaluator, readiness_board, config.policies.readiness_interval,
+      [](const std::string& line) { spdlog::info("{}", line); },
+      [&live] { return live.Lag() != nullptr; });
+
   std::atomic<bool> ready{false};
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });
   api.SetLiveView(&live);
   api.SetFailoverService(&failovers);
+  api.SetReadiness(&readiness_board);
   // Alerts suspect regions through the watch's HealthTracker, so probes and webhooks keep
   // one record of each region's health.
   WebhookReceiverDeps webhook_deps;
@@ -271,6 +288,7 @@ int CmdServe(const ServeOptions& options) {
   // A shadow drill a crash interrupted is cleaned up before anything new starts.
   for (const std::string& line : drills.ResumeAtStart()) spdlog::warn("{}", line);
   drill_scheduler.Start();
+  readiness.Start();
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
   std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
@@ -279,6 +297,7 @@ int CmdServe(const ServeOptions& options) {
   ready = false;
   drill_scheduler.Stop();
   drills.Stop();
+  readiness.Stop();
   // Steps in flight finish (or time out) and are journaled; nothing new starts.
   runner.Stop();
   split_brain.Stop();

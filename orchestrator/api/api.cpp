@@ -15,12 +15,14 @@
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/api/query.h"
+#include "orchestrator/api/readiness.h"
 #include "orchestrator/api/regions.h"
 #include "orchestrator/api/webhooks.h"
 #include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
+#include "orchestrator/readiness/readiness.h"
 
 #ifndef ICEWARDEN_VERSION
 #define ICEWARDEN_VERSION "0.1.0"
@@ -182,6 +184,7 @@ class Api::Impl {
          Permission::kReadAudit,
          {"after_seq", "limit", "target"},
          &Impl::Audit},
+        {"GET", "/api/v1/readiness", Permission::kReadFailovers, {}, &Impl::Readiness},
         {"GET",
          "/api/v1/lag",
          Permission::kReadRegions,
@@ -243,7 +246,7 @@ class Api::Impl {
       return JsonErrorResponse(
           404, "not_found",
           "no route for " + std::string(target.path) +
-              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag}, "
+              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag,readiness}, "
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
               "/api/v1/regions/{name}/{fence,unfence}, "
               "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
@@ -314,7 +317,20 @@ class Api::Impl {
     ApiResponse res;
     res.content_type = std::string(kMetricsContentType);
     res.body = RenderMetrics(store_, snapshot);
+    {
+      auto routes = readiness_ != nullptr ? readiness_->Latest() : nullptr;
+      res.body += RenderReadinessMetrics(routes.get());
+    }
+    {
+      std::map<std::pair<std::string, std::string>, std::uint64_t> webhooks;
+      {
+        std::lock_guard lock(mu_);
+        webhooks = webhook_outcomes_;
+      }
+      res.body += RenderWebhookMetrics(webhooks);
+    }
     if (live_ != nullptr) {
+      res.body += RenderProbeLatencyMetrics(live_->ProbeLatencies());
       res.body += RenderProbeMetrics(live_->ProbeRounds());
       res.body += RenderUnparsedMetrics(live_->UnparsedResponses());
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
@@ -368,6 +384,7 @@ class Api::Impl {
 
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
+  void SetReadiness(const ReadinessBoard* board) { readiness_ = board; }
   void SetFailoverService(FailoverService* service) { failovers_ = service; }
   void SetDrillService(DrillService* service) { drills_ = service; }
   void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
@@ -500,6 +517,11 @@ class Api::Impl {
   }
 
   ApiResponse Propose(const Call& c) { return Command(c, FailoverCommand::kPropose); }
+  // Every plan shows whether its route was ready at the latest readiness round.
+  ApiResponse Propose(const Call& c) {
+    return WithReadiness(readiness_, Command(c, FailoverCommand::kPropose));
+  }
+  ApiResponse Readiness(const Call&) { return ReadinessResponse(readiness_); }
   ApiResponse Approve(const Call& c) { return Command(c, FailoverCommand::kApprove); }
   ApiResponse ConfirmFencing(const Call& c) { return Command(c, FailoverCommand::kConfirmFencing); }
   ApiResponse Abort(const Call& c) { return Command(c, FailoverCommand::kAbort); }
@@ -523,21 +545,35 @@ class Api::Impl {
     }
     auto guards = failovers_->CurrentGuards(f);
     if (guards.ok()) out["guards"] = GuardResultsJson(*guards);
+    out["readiness"] = ReadinessOfRoute(readiness_, f.plan.route);
     return out;
   }
 
   // ---- Webhooks (webhooks.h) ----
 
   ApiResponse AlertmanagerWebhook(const Call& call) {
-    if (webhooks_ == nullptr)
-      return JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks");
-    return HandleAlertmanagerWebhook(*webhooks_, verifier_, call.request);
+    ApiResponse res =
+        webhooks_ == nullptr
+            ? JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks")
+            : HandleAlertmanagerWebhook(*webhooks_, verifier_, call.request);
+    CountWebhook("alertmanager", res.status);
+    return res;
   }
 
   ApiResponse GenericWebhook(const Call& call) {
-    if (webhooks_ == nullptr)
-      return JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks");
-    return HandleGenericWebhook(*webhooks_, call.id, call.request);
+    ApiResponse res =
+        webhooks_ == nullptr
+            ? JsonErrorResponse(503, "unavailable", "this daemon does not receive webhooks")
+            : HandleGenericWebhook(*webhooks_, call.id, call.request);
+    CountWebhook("generic", res.status);
+    return res;
+  }
+
+  // icewarden_webhook_requests_total: one label set per endpoint kind (not per generic name,
+  // which a caller chooses) and outcome, so the family stays small.
+  void CountWebhook(const char* endpoint, int status) {
+    std::lock_guard lock(mu_);
+    ++webhook_outcomes_[{endpoint, WebhookOutcome(status)}];
   }
 
   ApiResponse Report(const Call& call) {
@@ -582,6 +618,12 @@ class Api::Impl {
   DrillService* drills_ = nullptr;          // likewise
   WebhookReceiver* webhooks_ = nullptr;     // likewise
   RegionEventSink region_events_;           // likewise
+  std::map<std::pair<std::string, std::string>, std::uint64_t> webhook_outcomes_;  // likewise
+  const LiveView* live_ = nullptr;             // set once before serving starts
+  FailoverService* failovers_ = nullptr;       // likewise
+  const ReadinessBoard* readiness_ = nullptr;  // likewise
+  WebhookReceiver* webhooks_ = nullptr;        // likewise
+  RegionEventSink region_events_;              // likewise
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -595,6 +637,8 @@ ApiResponse Api::Handle(const ApiRequest& request) { return impl_->Handle(reques
 void Api::CountResponse(int status) { impl_->CountResponse(status); }
 
 void Api::SetLiveView(const LiveView* live) { impl_->SetLiveView(live); }
+
+void Api::SetReadiness(const ReadinessBoard* board) { impl_->SetReadiness(board); }
 
 void Api::SetFailoverService(FailoverService* service) { impl_->SetFailoverService(service); }
 

@@ -22,6 +22,7 @@
 //   POST /api/v1/webhooks/generic/{name}: an event signed with HMAC-SHA256, no token
 //   /api/v1/drills, POST /api/v1/drills/{name}/runs, /api/v1/drills/runs/{id} (the report),
 //   POST /api/v1/drills/runs/{id}/notes: disaster-recovery drills (drills.h)
+//   /api/v1/readiness         every failover route's readiness (readiness.h)  read_failovers
 //   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
 //                             &limit=1..10000 (1000): the latest lag round (lag.h), one
 //                             page, "next_after": {table, replica} | null; 503 until the
@@ -57,6 +58,7 @@ namespace icewarden {
 class DrillService;
 class FailoverService;
 class LiveView;
+class ReadinessBoard;
 class WebhookReceiver;
 
 // Applies a region overlay event (fence, unfence) as `actor`, persisting and auditing it.
@@ -105,6 +107,10 @@ class Api {
   // Where observations live (lag, probe rounds). Optional: without it /api/v1/lag answers
   // 503 and /metrics has no lag families. `live` must outlive the Api.
   void SetLiveView(const LiveView* live);
+
+  // Where standing readiness is read (GET /api/v1/readiness, failover plans, /metrics).
+  // Optional: without it /api/v1/readiness answers 503. `board` must outlive the Api.
+  void SetReadiness(const ReadinessBoard* board);
 
   // Where the failover commands go (POST routes, failovers.h). Optional: without it they
   // answer 503. `service` must outlive the Api.

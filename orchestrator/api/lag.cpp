@@ -153,25 +153,73 @@ std::string RenderLagMetrics(const LagReport& report) {
   auto family = [&](const char* name, const char* help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
   };
-  auto per_table = [&](const char* name, const char* help, auto value) {
-    family(name, help);
-    for (const auto& t : report.tables) {
-      out += std::string(name) + "{table=\"" + Label(t.table.ToString()) + "\",owner=\"" +
-             Label(t.owner) + "\",replica=\"" + Label(t.replica) + "\"} " + value(t) + "\n";
-    }
+  // Bounded cardinality: a series per region pair (regions are few) and per table only for
+  // the kLagMetricsWorstTables worst rows, so that a 10,000-table lakehouse does not put
+  // 40,000 series into Prometheus every scrape. The JSON API has every row.
+  struct Pair {
+    std::chrono::milliseconds worst{0};
+    std::int64_t missing = 0;
+    int diverged = 0, retention_too_short = 0, unbounded = 0, tables = 0;
   };
-  per_table("icewarden_replication_lag_seconds",
-            "Age of the oldest owner commit the replica does not have (0 when caught up).",
-            [](const TableLag& t) { return Seconds(t.lag.count() / 1000.0); });
-  per_table("icewarden_replication_missing_commits", "Owner commits the replica does not have yet.",
-            [](const TableLag& t) { return std::to_string(t.missing_commits); });
-  per_table(
-      "icewarden_replication_diverged",
-      "1 when the replica has commits the owner never had, or is another table.",
-      [](const TableLag& t) { return std::string(t.diverged || t.uuid_mismatch ? "1" : "0"); });
-  per_table("icewarden_replication_retention_too_short",
-            "1 when snapshot retention is shorter than max staleness plus the margin.",
-            [](const TableLag& t) { return std::string(t.retention_too_short ? "1" : "0"); });
+  std::map<std::pair<std::string, std::string>, Pair> pairs;
+  struct Worst {
+    std::chrono::milliseconds bound;
+    const TableLag* row;
+  };
+  std::vector<Worst> worst;
+  for (const auto& t : report.tables) {
+    Pair& p = pairs[{t.owner, t.replica}];
+    ++p.tables;
+    auto bound = LagUpperBound(t, report.at);
+    if (bound) {
+      p.worst = std::max(p.worst, *bound);
+      worst.push_back({*bound, &t});
+    } else {
+      ++p.unbounded;
+    }
+    const bool known = t.state == LagState::kBehind || t.state == LagState::kCaughtUp;
+    p.missing += known ? t.missing_commits : t.last_known_missing;
+    p.diverged += t.diverged || t.uuid_mismatch ? 1 : 0;
+    p.retention_too_short += t.retention_too_short ? 1 : 0;
+  }
+  auto per_pair = [&](const char* name, const char* help, auto value) {
+    family(name, help);
+    for (const auto& [key, p] : pairs)
+      out += std::string(name) + "{owner=\"" + Label(key.first) + "\",replica=\"" +
+             Label(key.second) + "\"} " + value(p) + "\n";
+  };
+  per_pair("icewarden_replication_lag_seconds",
+           "The worst lag bound of the pair's tables: how far the replica trails the owner (0 "
+           "when caught up; unknown rows count with their last known lag plus its age).",
+           [](const Pair& p) { return Seconds(p.worst.count() / 1000.0); });
+  per_pair("icewarden_replication_missing_commits",
+           "Owner commits the replica does not have yet, summed over the pair's tables.",
+           [](const Pair& p) { return std::to_string(p.missing); });
+  per_pair("icewarden_replication_unbounded_tables",
+           "The pair's tables whose lag nothing bounds (never compared, diverged, another table).",
+           [](const Pair& p) { return std::to_string(p.unbounded); });
+  per_pair("icewarden_replication_diverged_tables",
+           "The pair's tables where the replica has commits the owner never had, or is another "
+           "table.",
+           [](const Pair& p) { return std::to_string(p.diverged); });
+  per_pair("icewarden_replication_retention_too_short_tables",
+           "The pair's tables whose snapshot retention is shorter than max staleness plus the "
+           "margin.",
+           [](const Pair& p) { return std::to_string(p.retention_too_short); });
+  const std::size_t keep = std::min(worst.size(), kLagMetricsWorstTables);
+  std::partial_sort(worst.begin(), worst.begin() + keep, worst.end(),
+                    [](const Worst& a, const Worst& b) {
+                      if (a.bound != b.bound) return a.bound > b.bound;
+                      return a.row->table.ToString() < b.row->table.ToString();
+                    });
+  family("icewarden_replication_worst_table_lag_seconds",
+         "Lag bound of the tables that trail the most (at most 10 series, worst first).");
+  for (std::size_t i = 0; i < keep; ++i) {
+    const TableLag& t = *worst[i].row;
+    out += "icewarden_replication_worst_table_lag_seconds{table=\"" + Label(t.table.ToString()) +
+           "\",owner=\"" + Label(t.owner) + "\",replica=\"" + Label(t.replica) + "\"} " +
+           Seconds(worst[i].bound.count() / 1000.0) + "\n";
+  }
 
   std::map<std::string, int> by_state;
   for (auto s : {LagState::kNotSameTable, LagState::kDiverged, LagState::kUnknown,

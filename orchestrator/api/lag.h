@@ -2,6 +2,7 @@
 // families of /metrics.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,11 +39,17 @@ struct LagPage {
 nlohmann::json LagReportJson(const LagReport& report, const LagFilter& filter,
                              const LagPage& page = {});
 
-// The lag families, with # HELP and # TYPE, for appending to the /metrics page:
-//   icewarden_replication_lag_seconds{table,owner,replica}        gauge
-//   icewarden_replication_missing_commits{table,owner,replica}    gauge
-//   icewarden_replication_diverged{table,owner,replica}           gauge 0/1
-//   icewarden_replication_retention_too_short{table,owner,replica} gauge 0/1
+// How many tables the worst-lag family names: the one per-table family, kept bounded.
+inline constexpr std::size_t kLagMetricsWorstTables = 10;
+
+// The lag families, with # HELP and # TYPE, for appending to the /metrics page. Per region
+// pair (owner, replica), never per table, except the kLagMetricsWorstTables worst:
+//   icewarden_replication_lag_seconds{owner,replica}                 gauge, worst bound
+//   icewarden_replication_missing_commits{owner,replica}             gauge, sum
+//   icewarden_replication_unbounded_tables{owner,replica}            gauge
+//   icewarden_replication_diverged_tables{owner,replica}             gauge
+//   icewarden_replication_retention_too_short_tables{owner,replica}  gauge
+//   icewarden_replication_worst_table_lag_seconds{table,owner,replica} gauge, <= 10 series
 //   icewarden_replication_tables{state}                           gauge
 //   icewarden_lag_round_timestamp_seconds                         gauge
 //   icewarden_lag_round_duration_seconds                          gauge

@@ -1,9 +1,12 @@
 #include "orchestrator/api/metrics_exposition.h"
 
-#include <cstdio>
-
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <vector>
+
+#include "orchestrator/live_view.h"
+#include "orchestrator/readiness/readiness.h"
 
 namespace icewarden {
 namespace {
@@ -171,5 +174,89 @@ std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills) {
   }
   return out;
 }
+
+// ---- readiness, probe latency and webhooks (issue 10 items 5 and 6) --------------------------
+
+namespace {
+
+// Short seconds (bucket bounds, sums), as Prometheus reads floats.
+std::string SecondsText(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string RenderReadinessMetrics(const std::vector<RouteReadiness>* routes) {
+  Page page;
+  page.Family("icewarden_failover_route_ready",
+              "1 if the failover route would pass its guards, secrets and every step's preflight "
+              "at the latest readiness round, else 0.",
+              "gauge");
+  UnixMillis at = 0;
+  if (routes != nullptr) {
+    for (const RouteReadiness& r : *routes) {
+      page.Sample("icewarden_failover_route_ready", {{"route", r.route}}, r.ready ? 1 : 0);
+      at = std::max(at, r.checked_at);
+    }
+  }
+  std::string out = page.Take();
+  out +=
+      "# HELP icewarden_readiness_round_timestamp_seconds When the latest readiness round "
+      "started checking.\n"
+      "# TYPE icewarden_readiness_round_timestamp_seconds gauge\n";
+  if (routes != nullptr && at > 0)
+    out += "icewarden_readiness_round_timestamp_seconds " + std::to_string(at / 1000) + "." +
+           std::to_string(1000 + at % 1000).substr(1) + "\n";
+  return out;
+}
+
+std::string RenderProbeLatencyMetrics(
+    const std::map<std::pair<std::string, std::string>, LatencyHistogram>& histograms) {
+  std::string out =
+      "# HELP icewarden_probe_duration_seconds How long each probe of a region took, by probe "
+      "kind.\n"
+      "# TYPE icewarden_probe_duration_seconds histogram\n";
+  for (const auto& [key, h] : histograms) {
+    const std::string labels =
+        "region=\"" + EscapeLabel(key.first) + "\",kind=\"" + EscapeLabel(key.second) + "\"";
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kProbeLatencyBuckets.size(); ++i) {
+      cumulative += h.buckets[i];
+      out += "icewarden_probe_duration_seconds_bucket{" + labels + ",le=\"" +
+             SecondsText(kProbeLatencyBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    out += "icewarden_probe_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
+           std::to_string(h.count) + "\n";
+    out +=
+        "icewarden_probe_duration_seconds_sum{" + labels + "} " + SecondsText(h.sum_seconds) + "\n";
+    out +=
+        "icewarden_probe_duration_seconds_count{" + labels + "} " + std::to_string(h.count) + "\n";
+  }
+  return out;
+}
+
+const char* WebhookOutcome(int status) {
+  if (status >= 200 && status < 300) return "accepted";
+  if (status == 401) return "unauthorized";
+  if (status == 403) return "forbidden";
+  if (status == 409) return "replay";
+  if (status >= 500) return "error";
+  return "rejected";
+}
+
+std::string RenderWebhookMetrics(
+    const std::map<std::pair<std::string, std::string>, std::uint64_t>& counts) {
+  Page page;
+  page.Family("icewarden_webhook_requests_total",
+              "Webhook requests answered, by endpoint and outcome.", "counter");
+  for (const auto& [key, n] : counts)
+    page.Sample("icewarden_webhook_requests_total",
+                {{"endpoint", key.first}, {"outcome", key.second}}, n);
+  return page.Take();
+}
+
+// ---- end of readiness, probe latency and webhooks --------------------------------------------
 
 }  // namespace icewarden

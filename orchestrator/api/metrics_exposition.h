@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "state/state_store.h"
@@ -44,5 +45,29 @@ struct DrillMetric {
 //   icewarden_drill_last_success_timestamp_seconds{drill}   gauge
 //   icewarden_drill_last_rto_seconds{drill}                 gauge
 std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills);
+// ---- readiness, probe latency and webhooks (issue 10 items 5 and 6) --------------------------
+
+struct RouteReadiness;
+struct LatencyHistogram;
+
+// icewarden_failover_route_ready{route}   gauge 1/0, one per configured route, from the latest
+//                                         readiness round (no samples before the first)
+// icewarden_readiness_round_timestamp_seconds  gauge: when the latest round finished
+// `routes` may be null (no round yet, or readiness not evaluated).
+std::string RenderReadinessMetrics(const std::vector<RouteReadiness>* routes);
+
+// icewarden_probe_duration_seconds{region,kind}  histogram over every probe of every round,
+// fixed buckets (kProbeLatencyBuckets, live_view.h); bounded by regions x configured kinds.
+std::string RenderProbeLatencyMetrics(
+    const std::map<std::pair<std::string, std::string>, LatencyHistogram>& histograms);
+
+// icewarden_webhook_requests_total{endpoint,outcome}  counter; endpoint alertmanager | generic,
+// outcome accepted | unauthorized | forbidden | replay | rejected | error (WebhookOutcome).
+std::string RenderWebhookMetrics(
+    const std::map<std::pair<std::string, std::string>, std::uint64_t>& counts);
+// The outcome label of a webhook response with HTTP status `status`.
+const char* WebhookOutcome(int status);
+
+// ---- end of readiness, probe latency and webhooks --------------------------------------------
 
 }  // namespace icewarden

@@ -8,6 +8,7 @@
 #include "orchestrator/cli/client.h"
 #include "orchestrator/cli/drill.h"
 #include "orchestrator/cli/failover.h"
+#include "orchestrator/cli/readiness.h"
 #include "orchestrator/cli/runbook.h"
 #include "orchestrator/serve.h"
 
@@ -260,6 +261,14 @@ int RunCli(int argc, char** argv) {
   lag->callback([&] {
     exit_code = ResolveToken(client, token_file) ? CmdLag(client, lag_filter) : kExitUsage;
   });
+
+  auto* readiness = app.add_subcommand(
+      "readiness",
+      "whether each failover route would work now, and every reason it would not (exit 1 when "
+      "one is not ready)");
+  AddClientOptions(readiness, client, token_file);
+  readiness->callback(
+      [&] { exit_code = ResolveToken(client, token_file) ? CmdReadiness(client) : kExitUsage; });
 
   auto* runbook = app.add_subcommand("runbook", "check and plan runbooks");
   runbook->require_subcommand(1);

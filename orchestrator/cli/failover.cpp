@@ -11,6 +11,7 @@
 
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/cli/http.h"
+#include "orchestrator/cli/readiness.h"
 #include "orchestrator/failovers/failover_report.h"
 
 namespace icewarden {
@@ -72,6 +73,8 @@ void PrintChange(std::ostream& out, const json& plan_body, const std::string& fr
   }
   out << "Guards now (the rpo guard is the RPO estimate):\n";
   PrintGuards(out, plan_body.value("guards", json::array()));
+  // The route's standing readiness: what its steps' preflights found at the latest round.
+  if (plan_body.contains("readiness")) PrintRouteReadiness(out, plan_body["readiness"]);
 }
 
 void PrintRefusal(const ApiAnswer& a) {

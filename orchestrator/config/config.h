@@ -117,6 +117,9 @@ struct PolicyConfig {
   // old_region_unreachable: how long the old region must have given no answer at all
   // (refused, timed out, unresolvable) before its silence is fencing evidence.
   std::chrono::milliseconds unreachable_for{std::chrono::seconds(30)};
+  // How often every failover route's readiness (guards, secrets, each step's preflight) is
+  // evaluated, with no side effect (orchestrator/readiness/).
+  std::chrono::milliseconds readiness_interval{std::chrono::minutes(1)};
 };
 
 // One failover route: which runbook moves what from where to where. A proposal picks the

@@ -127,9 +127,9 @@ StateConfig ReadState(const YamlValue& value) {
 
 PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
   PolicyConfig policies;
-  auto map =
-      value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval", "probe",
-                 "lag_interval", "retention_margin", "approval_ttl", "unreachable_for"});
+  auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
+                        "probe", "lag_interval", "retention_margin", "approval_ttl",
+                        "unreachable_for", "readiness_interval"});
   if (!map) return policies;
   ReadWithin(*map, "max_staleness", &policies.max_staleness, 0ms, kMaxPolicyDuration);
   // A lag round lists and loads every table of every catalog: not in a tight loop.
@@ -138,6 +138,9 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) 
   ReadWithin(*map, "cooldown", &policies.cooldown, 0ms, kMaxPolicyDuration);
   ReadWithin(*map, "approval_ttl", &policies.approval_ttl, 1s, 24h);
   ReadWithin(*map, "unreachable_for", &policies.unreachable_for, 0ms, 24h);
+  // A readiness round sends a preflight to every step's endpoint of every route: not in a
+  // tight loop, and at least once a day.
+  ReadWithin(*map, "readiness_interval", &policies.readiness_interval, 1s, 24h);
   map->Read("two_person_approval", &policies.two_person_approval);
   if (auto v = map->Get("fencing_evidence")) {
     if (auto items = v->List()) {

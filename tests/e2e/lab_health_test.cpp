@@ -174,7 +174,10 @@ TEST_F(LabHealthTest, DiscoveredTablesAreClaimedByTheRulesAndLagIsMeasured) {
   httplib::Client c(url_);
   auto page = c.Get("/metrics");
   ASSERT_TRUE(page);
-  EXPECT_NE(page->body.find("icewarden_replication_diverged{"), std::string::npos);
+  const std::string diverged =
+      "icewarden_replication_diverged_tables{owner=\"us-east-1\",replica=\"eu-central-1\"} ";
+  EXPECT_NE(page->body.find(diverged), std::string::npos) << page->body;
+  EXPECT_EQ(page->body.find(diverged + "0\n"), std::string::npos) << page->body;
 
   // The CLI shows the same.
   auto cli = RunCommand(

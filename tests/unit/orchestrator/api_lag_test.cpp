@@ -166,11 +166,19 @@ TEST(ApiLag, LagAndProbeFamiliesPassPromtool) {
   live.PublishProbeRound("eu-central-1", {false, std::chrono::milliseconds(500), "catalog_config",
                                           "connection refused", 1});
   std::string page = RenderLagMetrics(Report()) + RenderProbeMetrics(live.ProbeRounds());
-  EXPECT_NE(page.find("icewarden_replication_lag_seconds{table=\"sales.orders\",owner=\"us-east-"
-                      "1\",replica=\"eu-central-1\"} 42.000"),
+  // Per region pair: the worst bound (the diverged table has none), and the diverged count.
+  EXPECT_NE(page.find("icewarden_replication_lag_seconds{owner=\"us-east-1\",replica=\"eu-"
+                      "central-1\"} 42.000\n"),
             std::string::npos)
       << page;
-  EXPECT_NE(page.find("icewarden_replication_diverged{table=\"sales.returns\""), std::string::npos);
+  EXPECT_NE(page.find("icewarden_replication_diverged_tables{owner=\"us-east-1\",replica=\"eu-"
+                      "central-1\"} 1\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("icewarden_replication_worst_table_lag_seconds{table=\"sales.orders\",owner="
+                      "\"us-east-1\",replica=\"eu-central-1\"} 42.000\n"),
+            std::string::npos)
+      << page;
   EXPECT_NE(page.find("icewarden_probe_round_success{region=\"eu-central-1\"} 0"),
             std::string::npos);
 
@@ -185,6 +193,33 @@ TEST(ApiLag, LagAndProbeFamiliesPassPromtool) {
   EXPECT_EQ(rc, 0) << findings;
   EXPECT_EQ(findings, "") << findings;
   std::filesystem::remove_all(dir);
+}
+
+// A lakehouse of thousands of tables must not put a series per table into Prometheus: the
+// per-table family keeps the kLagMetricsWorstTables worst, the others are per region pair.
+TEST(ApiLag, LagFamiliesStayBoundedWhateverTheTableCount) {
+  LagReport r;
+  r.at = 1'780'000'000'000;
+  for (int i = 0; i < 500; ++i)
+    r.tables.push_back(Row("sales.t" + std::to_string(i), "eu-central-1", LagState::kBehind, 1,
+                           std::chrono::seconds(i)));
+  const std::string page = RenderLagMetrics(r);
+  std::size_t worst = 0, lag = 0;
+  for (std::size_t at = page.find('\n'), from = 0; at != std::string::npos;
+       from = at + 1, at = page.find('\n', from)) {
+    const std::string line = page.substr(from, at - from);
+    worst += line.rfind("icewarden_replication_worst_table_lag_seconds{", 0) == 0;
+    lag += line.rfind("icewarden_replication_lag_seconds{", 0) == 0;
+  }
+  EXPECT_EQ(worst, kLagMetricsWorstTables);
+  EXPECT_EQ(lag, 1u) << "one series per region pair";
+  // The worst first: t499 trails by 499 s.
+  EXPECT_NE(page.find("icewarden_replication_worst_table_lag_seconds{table=\"sales.t499\""),
+            std::string::npos);
+  EXPECT_EQ(page.find("table=\"sales.t489\""), std::string::npos) << "11th worst is left out";
+  EXPECT_NE(page.find("icewarden_replication_missing_commits{owner=\"us-east-1\",replica=\"eu-"
+                      "central-1\"} 500\n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+#include "orchestrator/cli/readiness.h"
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/http.h"
+#include "orchestrator/cli/text_table.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump();
+}
+
+}  // namespace
+
+void PrintRouteReadiness(std::ostream& out, const json& r) {
+  out << "Readiness of route " << Str(r, "route");
+  if (r.contains("checked_at")) out << " (checked " << Str(r, "checked_at") << ")";
+  const json ready = r.value("ready", json());
+  if (ready.is_boolean() && ready.get<bool>()) {
+    out << ": ready\n";
+    return;
+  }
+  out << (ready.is_boolean() ? ": NOT ready\n" : ": unknown\n");
+  for (const json& reason : r.value("reasons", json::array()))
+    out << "  - " << (reason.is_string() ? reason.get<std::string>() : reason.dump()) << "\n";
+}
+
+int CmdReadiness(const ClientOptions& o) {
+  ApiAnswer a = CallApi(o, "GET", "/api/v1/readiness");
+  if (a.exit_code != kExitOk) return a.exit_code;
+  const bool all_ready = a.body.value("ready", false);
+  if (o.output == "json") {
+    std::cout << a.body.dump(2) << "\n";
+    return all_ready ? kExitOk : kExitFailed;
+  }
+  TextTable t({"ROUTE", "KIND", "FROM", "TO", "SCOPE", "READY", "CHECKED", "REASONS"});
+  const json routes = a.body.value("routes", json::array());
+  for (const json& r : routes)
+    t.AddRow({Str(r, "route"), Str(r, "kind"), Str(r, "from"), Str(r, "to"), Str(r, "scope"),
+              r.value("ready", false) ? "yes" : "NO", Str(r, "checked_at"),
+              std::to_string(r.value("reasons", json::array()).size())});
+  t.Print(std::cout);
+  for (const json& r : routes) {
+    if (r.value("ready", false)) continue;
+    std::cout << "\n";
+    PrintRouteReadiness(std::cout, r);
+  }
+  return all_ready ? kExitOk : kExitFailed;
+}
+
+}  // namespace icewarden
