@@ -12,15 +12,17 @@ packages=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libldns-dev
   libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  # real servers and checkers the tests start: promtool checks the /metrics format
-  prometheus
-  # the baseline tests/bench/probe_cost_bench compares icewarden's probe CPU against
-  prometheus-blackbox-exporter
+  # real servers and checkers the lab and tests start: Prometheus and the blackbox exporter
+  # of the alerting loop (examples/alerting/, run with their own config, data folder and
+  # port, not as the system services these packages install), promtool checks the /metrics
+  # format, and tests/bench/probe_cost_bench compares icewarden's probe CPU against blackbox
+  prometheus prometheus-blackbox-exporter
   # BIND 9 for the dns probe's integration test (named), and dig to wait until it serves
   bind9 bind9-dnsutils
   # the lab and tests use these to drive and inspect processes (jq: docs/lab.md's commands)
   curl procps openssl jq
-  # Prometheus Alertmanager for the alert.alertmanager action's integration test
+  # Prometheus Alertmanager: the lab's, the alert.alertmanager action's integration test and
+  # the alerting loop's, which posts to icewarden's webhook (amtool: docs/webhooks.md)
   prometheus-alertmanager
 )
 
