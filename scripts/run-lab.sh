@@ -3,11 +3,17 @@
 # (examples/lab: Iceberg REST catalogs for us-east-1 and eu-central-1 with replication,
 # a workload and fault injection), a BIND 9 serving the writers' name and a Prometheus
 # Alertmanager for the failover runbook (examples/runbooks/lab-failover.yaml), runs
-# `icewarden serve` on examples/local.yaml against them, and shows live status until Ctrl-C.
+# `icewarden serve` on examples/local.yaml against them, and Prometheus with the blackbox
+# exporter (examples/alerting/) probing both catalogs: a catalog that stops answering fires
+# IcebergCatalogDown, which Alertmanager posts to icewarden's webhook, which proposes a
+# failover. Shows live status until Ctrl-C.
 #
 # Ports, all on 127.0.0.1: catalogs :18181 (us-east-1) and :18182 (eu-central-1), lab admin
-# :18180, BIND 9 :18153 (UDP and TCP; zone lake.lab.), Alertmanager :19093, icewarden API
-# :8480. State and logs go to build/lab/; `rm -rf build/lab` starts a fresh lab.
+# :18180, BIND 9 :18153 (UDP and TCP; zone lake.lab.), Alertmanager :19093, Prometheus
+# :19090, blackbox exporter :19115, icewarden API :8480. State and logs go to build/lab/;
+# `rm -rf build/lab` starts a fresh lab. Prometheus, the blackbox exporter and Alertmanager
+# run here with their own config, data folder and port, not as the system services their
+# Debian packages install (which need not run, nor systemd at all).
 #
 # API tokens for the four roles come from ICEWARDEN_{VIEWER,OPERATOR,APPROVER,ADMIN}_TOKEN,
 # the TSIG secret that signs the runbook's DNS updates from DNS_TSIG_SECRET, and the
@@ -119,15 +125,13 @@ pids+=($!)
 wait_until "BIND 9" "$LAB_DIR/named.log" \
   sh -c 'dig @127.0.0.1 -p 18153 writer.lake.lab CNAME +short +time=1 +tries=1 | grep -q .'
 
-# Alertmanager: no clustering (empty cluster listener), a receiver that sends nothing.
+# Alertmanager: no clustering (empty cluster listener). examples/alerting/alertmanager.yml
+# posts IcebergCatalogDown to icewarden's webhook with the bearer token in webhook-token
+# beside it (mode 600), and keeps every other alert (icewarden's own pages) to itself.
 AM_DIR="$LAB_DIR/alertmanager"
 mkdir -p "$AM_DIR"
-cat > "$AM_DIR/alertmanager.yml" <<'EOA'
-route:
-  receiver: "null"
-receivers:
-  - name: "null"
-EOA
+sed "s/127.0.0.1:8480/127.0.0.1:$PORT/" examples/alerting/alertmanager.yml > "$AM_DIR/alertmanager.yml"
+printf '%s' "$ICEWARDEN_WEBHOOK_TOKEN" > "$AM_DIR/webhook-token"
 /usr/bin/prometheus-alertmanager --config.file="$AM_DIR/alertmanager.yml" \
   --storage.path="$AM_DIR/data" --web.listen-address=127.0.0.1:19093 \
   --cluster.listen-address= > "$LAB_DIR/alertmanager.log" 2>&1 &
@@ -147,6 +151,25 @@ build/icewarden serve --config examples/local.yaml --listen "127.0.0.1:$PORT" \
 pids+=($!)
 wait_until "icewarden serve" "$LAB_DIR/icewarden.log" grep -q 'serving' "$LAB_DIR/icewarden.out"
 
+# The blackbox exporter and Prometheus (examples/alerting/, copied afresh on every start
+# like Alertmanager's config): each catalog probed every second, IcebergCatalogDown after
+# 3 s of failed probes, sent to Alertmanager. The external URL makes the alerts'
+# generatorURL a link to this Prometheus.
+/usr/bin/prometheus-blackbox-exporter --config.file=examples/alerting/blackbox.yml \
+  --web.listen-address=127.0.0.1:19115 > "$LAB_DIR/blackbox.log" 2>&1 &
+pids+=($!)
+wait_until "the blackbox exporter" "$LAB_DIR/blackbox.log" curl -sf http://127.0.0.1:19115/-/healthy
+PROM_DIR="$LAB_DIR/prometheus"
+mkdir -p "$PROM_DIR"
+sed "s/127.0.0.1:8480/127.0.0.1:$PORT/" examples/alerting/prometheus.yml > "$PROM_DIR/prometheus.yml"
+cp examples/alerting/rules.yml "$PROM_DIR/rules.yml"
+/usr/bin/prometheus --config.file="$PROM_DIR/prometheus.yml" \
+  --storage.tsdb.path="$PROM_DIR/data" --storage.tsdb.retention.time=1d \
+  --web.listen-address=127.0.0.1:19090 --web.external-url=http://127.0.0.1:19090/ \
+  > "$LAB_DIR/prometheus.log" 2>&1 &
+pids+=($!)
+wait_until "Prometheus" "$LAB_DIR/prometheus.log" curl -sf http://127.0.0.1:19090/-/ready
+
 cat <<EOT
 lab: catalogs us-east-1 http://127.0.0.1:18181  eu-central-1 http://127.0.0.1:18182
 lab: fault injection http://127.0.0.1:18180 (docs/lab.md), e.g.
@@ -154,8 +177,11 @@ lab: fault injection http://127.0.0.1:18180 (docs/lab.md), e.g.
 dns: BIND 9 127.0.0.1:18153 (UDP+TCP), zone lake.lab., TSIG key icewarden-lab:
        dig @127.0.0.1 -p 18153 writer.lake.lab CNAME +short
 alerts: Alertmanager http://127.0.0.1:19093 (curl -s http://127.0.0.1:19093/api/v2/alerts)
+       Prometheus http://127.0.0.1:19090 (curl -s http://127.0.0.1:19090/api/v1/alerts),
+       blackbox exporter http://127.0.0.1:19115; a stopped catalog proposes a failover
 icewarden: http://127.0.0.1:$PORT; in another shell: source $tokens && build/icewarden status
 logs: $LAB_DIR/lab.log $LAB_DIR/icewarden.log $LAB_DIR/named.log $LAB_DIR/alertmanager.log
+      $LAB_DIR/prometheus.log $LAB_DIR/blackbox.log
 EOT
 
 deadline=$(( $(date +%s) + ${LAB_SECONDS:-31536000} ))

@@ -14,15 +14,17 @@ packages=(
   # drill schedules in a time zone (date/tz over the OS's tzdata; GCC 12 has no <chrono> tz)
   libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
-  # real servers and checkers the tests start: promtool checks the /metrics format
-  prometheus
-  # the baseline tests/bench/probe_cost_bench compares icewarden's probe CPU against
-  prometheus-blackbox-exporter
+  # real servers and checkers the lab and tests start: Prometheus and the blackbox exporter
+  # of the alerting loop (examples/alerting/, run with their own config, data folder and
+  # port, not as the system services these packages install), promtool checks the /metrics
+  # format, and tests/bench/probe_cost_bench compares icewarden's probe CPU against blackbox
+  prometheus prometheus-blackbox-exporter
   # BIND 9 for the dns probe's integration test (named), and dig to wait until it serves
   bind9 bind9-dnsutils
   # the lab and tests use these to drive and inspect processes (jq: docs/lab.md's commands)
   curl procps openssl jq
-  # Prometheus Alertmanager for the alert.alertmanager action's integration test
+  # Prometheus Alertmanager: the lab's, the alert.alertmanager action's integration test and
+  # the alerting loop's, which posts to icewarden's webhook (amtool: docs/webhooks.md)
   prometheus-alertmanager
 )
 
