@@ -516,7 +516,6 @@ class Api::Impl {
     return HandleDrillNote(*drills_, caller, call.id, call.request.body);
   }
 
-  ApiResponse Propose(const Call& c) { return Command(c, FailoverCommand::kPropose); }
   // Every plan shows whether its route was ready at the latest readiness round.
   ApiResponse Propose(const Call& c) {
     return WithReadiness(readiness_, Command(c, FailoverCommand::kPropose));
@@ -613,14 +612,10 @@ class Api::Impl {
   std::function<bool()> ready_;
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
-  const LiveView* live_ = nullptr;          // set once before serving starts
-  FailoverService* failovers_ = nullptr;    // likewise
-  DrillService* drills_ = nullptr;          // likewise
-  WebhookReceiver* webhooks_ = nullptr;     // likewise
-  RegionEventSink region_events_;           // likewise
   std::map<std::pair<std::string, std::string>, std::uint64_t> webhook_outcomes_;  // likewise
   const LiveView* live_ = nullptr;             // set once before serving starts
   FailoverService* failovers_ = nullptr;       // likewise
+  DrillService* drills_ = nullptr;             // likewise
   const ReadinessBoard* readiness_ = nullptr;  // likewise
   WebhookReceiver* webhooks_ = nullptr;        // likewise
   RegionEventSink region_events_;              // likewise
