@@ -208,6 +208,15 @@ TEST_F(ReadinessE2eTest, ReadyThenAWrongTsigKeyThenAStoppedBindAndNothingChanges
   EXPECT_THAT(plan.out, HasSubstr("NOT ready"));
   EXPECT_THAT(plan.out, HasSubstr(refused));
 
+  // Audited once, when it became unready (not every round).
+  HttpReply audit = Get(std::string("/api/v1/audit?target=route:") + kRoute, "e2e-admin");
+  ASSERT_EQ(audit.status, 200) << audit.text;
+  int unready = 0;
+  for (const json& e : audit.body["events"])
+    unready += e["action"] == "readiness.not_ready" &&
+               e["reason"].get<std::string>().find(refused) != std::string::npos;
+  EXPECT_EQ(unready, 1) << audit.body.dump(2);
+
   env_["DNS_TSIG_SECRET"] = LabStack::tsig_key().secret;
   ASSERT_EQ(RestartServe(), "");
   ASSERT_TRUE(WaitForRoute(true)) << Route().dump(2);
