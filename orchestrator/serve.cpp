@@ -216,7 +216,23 @@ int CmdServe(const ServeOptions& options) {
   ReadinessLoop readiness(
       readiness_evaluator, readiness_board, config.policies.readiness_interval,
       [](const std::string& line) { spdlog::info("{}", line); },
-      [&live] { return live.Lag() != nullptr; });
+      [&live] { return live.Lag() != nullptr; },
+      [store = store->get(), clock](const RouteReadiness& r) {
+        // A route that stops (or starts again) being ready is audited, so that the audit log
+        // says since when a failover would not have worked.
+        AuditEvent why;
+        why.at = clock->Now();
+        why.actor = "readiness";
+        why.source = "internal";
+        why.action = r.ready ? "readiness.ready" : "readiness.not_ready";
+        why.target = "route:" + r.route;
+        why.reason = "route " + r.route;
+        why.reason += r.ready ? " is ready" : " is not ready";
+        for (const std::string& reason : r.reasons) why.reason += "; " + reason;
+        if (why.reason.size() > kMaxReasonBytes) why.reason.resize(kMaxReasonBytes);
+        if (Status s = store->AppendAudit(why); !s.ok())
+          spdlog::warn("readiness: cannot audit route {}: {}", r.route, s.ToString());
+      });
 
   std::atomic<bool> ready{false};
   Api api(config.api, **store, *clock, [&ready] { return ready.load(); });

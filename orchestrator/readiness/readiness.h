@@ -107,12 +107,16 @@ class ReadinessBoard {
 // Runs the evaluator every `interval` on its own thread, so that a slow preflight never holds
 // up the API. The first round waits until `warm()` holds (serve: the first lag round has been
 // published, without which the rpo guard cannot pass) or one interval has passed, whichever
-// comes first. Logs (through `log`) each route whose readiness changed.
+// comes first. Logs (through `log`) each route whose readiness changed: it became ready or
+// unready, or other checks fail than before (the text of a reason, such as a measured lag, may
+// change every round without being news). `flipped` is called for a route that became ready
+// or unready (and, in the first round, for each route that is not ready): serve audits it.
 class ReadinessLoop {
  public:
   ReadinessLoop(const ReadinessEvaluator& evaluator, ReadinessBoard& board,
                 std::chrono::milliseconds interval, std::function<void(const std::string&)> log,
-                std::function<bool()> warm = {});
+                std::function<bool()> warm = {},
+                std::function<void(const RouteReadiness&)> flipped = {});
   ~ReadinessLoop();  // Stop()s
   ReadinessLoop(const ReadinessLoop&) = delete;
   ReadinessLoop& operator=(const ReadinessLoop&) = delete;
@@ -129,6 +133,7 @@ class ReadinessLoop {
   std::chrono::milliseconds interval_;
   std::function<void(const std::string&)> log_;
   std::function<bool()> warm_;
+  std::function<void(const RouteReadiness&)> flipped_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -27,12 +27,14 @@ std::optional<RouteReadiness> ReadinessBoard::Route(const std::string& name) con
 ReadinessLoop::ReadinessLoop(const ReadinessEvaluator& evaluator, ReadinessBoard& board,
                              std::chrono::milliseconds interval,
                              std::function<void(const std::string&)> log,
-                             std::function<bool()> warm)
+                             std::function<bool()> warm,
+                             std::function<void(const RouteReadiness&)> flipped)
     : evaluator_(evaluator),
       board_(board),
       interval_(interval),
       log_(std::move(log)),
-      warm_(std::move(warm)) {}
+      warm_(std::move(warm)),
+      flipped_(std::move(flipped)) {}
 
 ReadinessLoop::~ReadinessLoop() { Stop(); }
 
@@ -53,10 +55,22 @@ void ReadinessLoop::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Whether a route is ready and which checks fail: what a change is made of.
+std::string Signature(const RouteReadiness& r) {
+  std::string out = r.ready ? "ready" : "unready";
+  for (const ReadinessCheck& c : r.checks)
+    if (!c.ok) out += "|" + c.from + " " + c.kind + " " + c.name + " " + c.action;
+  return out;
+}
+
+}  // namespace
+
 void ReadinessLoop::Loop() {
   // What each route's last round said, to log only changes: a route that stays unready
   // for the same reasons is not news every minute.
-  std::map<std::string, std::vector<std::string>> said;
+  std::map<std::string, std::string> said;
   bool first = true;
   if (warm_) {
     const auto until = std::chrono::steady_clock::now() + interval_;
@@ -68,15 +82,19 @@ void ReadinessLoop::Loop() {
   for (;;) {
     std::vector<RouteReadiness> round = evaluator_.EvaluateAll();
     for (const RouteReadiness& r : round) {
+      const std::string now = Signature(r);
       auto it = said.find(r.route);
-      if (!first && it != said.end() && it->second == r.reasons) continue;
+      if (!first && it != said.end() && it->second == now) continue;
       if (log_) {
-        std::string line =
-            "readiness: route " + r.route + (r.ready ? " is ready" : " is NOT ready");
+        std::string line = "readiness: route " + r.route;
+        line += r.ready ? " is ready" : " is NOT ready";
         for (const std::string& reason : r.reasons) line += "; " + reason;
         log_(line);
       }
-      said[r.route] = r.reasons;
+      const bool was_ready = it != said.end() && it->second == "ready";
+      const bool flipped = it == said.end() ? !r.ready : was_ready != r.ready;
+      if (flipped && flipped_) flipped_(r);
+      said[r.route] = now;
     }
     first = false;
     board_.Publish(std::move(round));

@@ -10,6 +10,7 @@
 // does not expose.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "tests/e2e/lab_stack.h"
 
@@ -208,6 +209,15 @@ TEST_F(ReadinessE2eTest, ReadyThenAWrongTsigKeyThenAStoppedBindAndNothingChanges
   EXPECT_THAT(plan.out, HasSubstr("NOT ready"));
   EXPECT_THAT(plan.out, HasSubstr(refused));
 
+  // Audited once, when it became unready (not every round).
+  HttpReply audit = Get(std::string("/api/v1/audit?target=route:") + kRoute, "e2e-admin");
+  ASSERT_EQ(audit.status, 200) << audit.text;
+  int unready = 0;
+  for (const json& e : audit.body["events"])
+    unready += e["action"] == "readiness.not_ready" &&
+               e["reason"].get<std::string>().find(refused) != std::string::npos;
+  EXPECT_EQ(unready, 1) << audit.body.dump(2);
+
   env_["DNS_TSIG_SECRET"] = LabStack::tsig_key().secret;
   ASSERT_EQ(RestartServe(), "");
   ASSERT_TRUE(WaitForRoute(true)) << Route().dump(2);
@@ -249,6 +259,21 @@ TEST_F(ReadinessE2eTest, AStoppedTargetRegionMakesTheRouteNotReady) {
   ASSERT_TRUE(WaitForRoute(true)) << Route().dump(2);
   EXPECT_EQ(Ownership(), ownership) << "readiness never moves ownership";
   EXPECT_EQ(Soa(), soa) << "readiness never changes the zone";
+
+  // The real daemon's page, with probe histograms and lag from real rounds, is what promtool
+  // accepts (Debian package prometheus).
+  const std::string page = Metrics();
+  EXPECT_THAT(page, HasSubstr("icewarden_probe_duration_seconds_count{region=\"eu-central-1\","
+                              "kind=\"catalog_config\"} "));
+  EXPECT_THAT(page, HasSubstr("icewarden_replication_lag_seconds{owner=\"us-east-1\",replica=\"eu-"
+                              "central-1\"} "));
+  if (access("/usr/bin/promtool", X_OK) == 0) {
+    std::ofstream(dir_ + "/metrics.txt") << page;
+    CommandResult lint = RunCommand(
+        {"/bin/sh", "-c", "/usr/bin/promtool check metrics < \"$0\"", dir_ + "/metrics.txt"});
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+    EXPECT_EQ(lint.out + lint.err, "") << page;
+  }
 }
 
 }  // namespace

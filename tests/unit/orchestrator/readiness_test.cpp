@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -235,12 +236,19 @@ TEST_F(ReadinessTest, TheLoopPublishesRoundsOnItsOwnThread) {
   d.clock = clock_;
   ReadinessEvaluator evaluator(d);
   ReadinessBoard board;
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, flipped;
   std::mutex mu;
-  ReadinessLoop loop(evaluator, board, std::chrono::milliseconds(50), [&](const std::string& line) {
-    std::lock_guard lock(mu);
-    lines.push_back(line);
-  });
+  ReadinessLoop loop(
+      evaluator, board, std::chrono::milliseconds(50),
+      [&](const std::string& line) {
+        std::lock_guard lock(mu);
+        lines.push_back(line);
+      },
+      {},
+      [&](const RouteReadiness& r) {
+        std::lock_guard lock(mu);
+        flipped.push_back(r.route);
+      });
   loop.Start();
   for (int i = 0; i < 500 && !board.Latest(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -252,6 +260,10 @@ TEST_F(ReadinessTest, TheLoopPublishesRoundsOnItsOwnThread) {
   std::lock_guard lock(mu);
   ASSERT_FALSE(lines.empty());
   EXPECT_THAT(lines[0], HasSubstr("readiness: route us-to-eu is ready"));
+  // eu-to-us moves to us-east-1, whose catalog nothing answers for: not ready from the first
+  // round on, which is what is audited; us-to-eu stays ready and is not.
+  EXPECT_EQ(std::count(flipped.begin(), flipped.end(), "eu-to-us"), 1);
+  EXPECT_EQ(std::count(flipped.begin(), flipped.end(), "us-to-eu"), 0);
 }
 
 // ---- config ----
