@@ -56,7 +56,9 @@ TEST_F(DrillE2eTest, ShadowRunLeavesProductionOwnershipAndDnsUntouched) {
       EXPECT_EQ(s["params"]["records"][0]["name"], "drill-writer.lake.lab.");
       EXPECT_EQ(s["cleanup"], "done");
     }
-    if (id == "transfer-ownership") EXPECT_EQ(s["cleanup"], "done") << s.dump();
+    if (id == "transfer-ownership") {
+      EXPECT_EQ(s["cleanup"], "done") << s.dump();
+    }
   }
 
   auto after = Ownership();
