@@ -222,6 +222,13 @@ std::string RenderDrillReportText(const json& report) {
       out << "  " << (g.value("ok", false) ? "ok    " : "FAILED") << " " << S(g, "guard") << ": "
           << S(g, "reason") << "\n";
   }
+  if (report.contains("plan") && report["plan"].is_object()) {
+    out << "plan\n";
+    const json plan_steps = report["plan"].value("steps", json::array());
+    for (const json& step : plan_steps)
+      out << "  " << S(step, "number") << ". [" << S(step, "section") << "] " << S(step, "id")
+          << " (" << S(step, "action") << "): " << S(step, "plan") << "\n";
+  }
   out << "steps\n";
   for (const json& s : report.value("steps", json::array())) {
     out << "  " << S(s, "status") << " " << S(s, "id") << " (" << S(s, "action") << ")"

@@ -268,7 +268,13 @@ CleanupOutcome CleanupShadowSteps(const ShadowRunDeps& deps, const DrillRun& run
         ContextFor(deps, run, rec.step_id + ".compensate", it->second->timeout, &cancel);
     ctx.before_json = rec.before_json;
     json detail = json::parse(rec.detail_json, nullptr, false);
-    if (detail.is_discarded()) detail = json::object();
+    if (!detail.is_object()) detail = json::object();
+    // A step that failed or was cut short by a crash has no result detail; what Capture read
+    // before it acted is the state to restore (the executor's contract for Capture).
+    json before = json::parse(rec.before_json.empty() ? "{}" : rec.before_json, nullptr, false);
+    if (before.is_object())
+      for (const auto& [k, v] : before.items())
+        if (!detail.contains(k)) detail[k] = v;
     ActionResult r = action->Compensate(prep.run.params, detail, ctx);
     rec.cleanup = r.ok() ? "done" : "failed";
     rec.cleanup_reason = r.reason;

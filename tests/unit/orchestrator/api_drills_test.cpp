@@ -39,7 +39,7 @@ class ApiDrillsTest : public DrillTest {
   // The state store's digest and every drill run, step and note.
   std::string Digest() {
     std::string out = StoreDigest(*store_, true);
-    auto runs = drills_->ListDrillRuns("", 0);  // kept: ranging over *temporary dangles
+    auto runs = drills_->ListDrillRuns("", 0);
     for (const DrillRun& r : *runs) {
       out += r.id + ":" + DrillPhaseName(r.phase) + ":" + std::to_string(r.version) + ";";
       out += std::to_string(drills_->ListDrillSteps(r.id)->size()) + "/" +
