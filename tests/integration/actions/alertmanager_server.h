@@ -89,6 +89,8 @@ class AlertmanagerServer {
   }
 
   uint16_t port() const { return port_; }
+  // Its config's folder: relative paths in alertmanager.yml (credentials_file) resolve here.
+  const std::string& dir() const { return dir_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
  private:
