@@ -39,6 +39,7 @@ class DrillE2eTest : public FailoverE2eTest {
 TEST_F(DrillE2eTest, ShadowRunLeavesProductionOwnershipAndDnsUntouched) {
   WaitUntilSettled();
   CreateCanary();
+  if (HasFatalFailure()) return;
   auto production = Ownership();
   production.erase("drill.canary");
   const auto writer = stack_->Dig("writer.lake.lab", "CNAME");

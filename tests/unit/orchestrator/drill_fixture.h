@@ -98,7 +98,15 @@ class DrillTest : public FailoverServiceTest {
     back.kind = "switchover";
     back.from = kEu;
     back.to = kUs;
-    back.runbook = runbook_path_;
+    // A switchover's runbook must record a demotion token before it moves anything.
+    back.runbook = dir_ + "/back.yaml";
+    std::ofstream(back.runbook) << "name: back\n"
+                                   "guards:\n  - kind: target_healthy\n"
+                                   "fence:\n  - {id: quiet, action: fence.catalog_quiet, params: {}}\n"
+                                   "promote:\n"
+                                   "  - {id: token, action: switchover.demotion_token, params: {}}\n"
+                                   "  - {id: move, action: fake.idem, params: {}}\n"
+                                   "verify:\n  - {id: check, action: fake.nocomp, params: {}}\n";
     config_.failovers.push_back(back);
     std::vector<std::string> errors;
     auto routes = RouteTable::Load(config_, registry_, &errors);
