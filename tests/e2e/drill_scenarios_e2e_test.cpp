@@ -26,6 +26,7 @@ class DrillScenarioTest : public FailoverE2eTest {
  protected:
   void SetUp() override {
     options_.extra_yaml = ExampleDrill(kName);
+    options_.switchover_catch_up = "2s";  // the gate gives up quickly
     FailoverE2eTest::SetUp();
   }
 
@@ -60,8 +61,10 @@ class DrillScenarioTest : public FailoverE2eTest {
 
 constexpr char kCatalogUnreachable[] = "catalog-unreachable";
 constexpr char kSecondWriter[] = "second-writer";
+constexpr char kReplicationStopped[] = "replication-stopped";
 using CatalogUnreachableDrillTest = DrillScenarioTest<kCatalogUnreachable>;
 using SecondWriterDrillTest = DrillScenarioTest<kSecondWriter>;
+using ReplicationStoppedDrillTest = DrillScenarioTest<kReplicationStopped>;
 
 TEST_F(CatalogUnreachableDrillTest, FailsOverOnTheSilenceAndReportsTheDurations) {
   WaitUntilSettled();
@@ -113,6 +116,44 @@ TEST_F(SecondWriterDrillTest, TheSplitBrainWatchFiresAndTheReportShowsIt) {
       << Report(run).dump(2);
   CommandResult status = stack_->Cli({"status"}, "viewer");
   EXPECT_THAT(status.out, HasSubstr("split brain: us-east-1 committed to"));
+}
+
+TEST_F(ReplicationStoppedDrillTest, TheCatchUpGateBlocksThePromotion) {
+  WaitUntilSettled();
+  const auto before = Ownership();
+  const auto writer = stack_->Dig("writer.lake.lab", "CNAME");
+  ASSERT_EQ(stack_->LabAdmin("POST", "/lab/replication/pause").status, 200);
+  // A commit in us-east-1 that eu-central-1 will not get.
+  const long long since = stack_->LabAdmin("GET", "/lab/commits").body.value("total", 0LL);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        HttpReply log = stack_->LabAdmin("GET", "/lab/commits?since=" + std::to_string(since));
+        for (const json& c : log.body.value("commits", json::array()))
+          if (c["region"] == kLabUs) return true;
+        return false;
+      },
+      20s));
+  CommandResult run = stack_->Cli({"drill", "run", kReplicationStopped, "--no-wait"}, "operator");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::string id = run.out.substr(0, run.out.find('\n'));
+  const std::string fo = Report(id)["run"].value("failover_id", "");
+  ASSERT_EQ(Failover(fo)["kind"], "switchover");
+  CommandResult approved =
+      stack_->Cli({"failover", "approve", fo, "--reason", "drill", "--yes"}, "approver");
+  ASSERT_EQ(approved.exit_code, 0) << approved.out << approved.err;
+  ASSERT_TRUE(Eventually([&] { return Report(id)["run"]["phase"] == "finished"; }, 60s))
+      << Failover(fo).dump(2);
+  json report = Report(id);
+  EXPECT_EQ(report["verdict"]["result"], "failed");
+  EXPECT_EQ(report["verdict"]["failing_step"], "failover");
+  EXPECT_THAT(report["verdict"]["reason"].get<std::string>(), HasSubstr("rolled_back"));
+  bool gate_failed = false;
+  for (const json& s : report["steps"])
+    gate_failed = gate_failed || (s.value("id", "") == "failover/demotion-token" &&
+                                  s.value("status", "") == "failed");
+  EXPECT_TRUE(gate_failed) << report["steps"].dump(2);
+  EXPECT_EQ(Ownership(), before) << "nothing was promoted";
+  EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"), writer);
 }
 
 }  // namespace
