@@ -226,9 +226,8 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
-  auto map = root.Map(
-      {"api", "state", "regions", "ownership", "policies", "failovers", "webhooks", "alerts",
-       "drills"});
+  auto map = root.Map({"api", "state", "regions", "ownership", "policies", "failovers", "webhooks",
+                       "alerts", "drills"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;

@@ -59,7 +59,8 @@ std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValu
 // The `alerts:` list of routes for icewarden's own alerts (alerts.cpp).
 std::vector<AlertRouteConfig> ReadAlertRoutes(const YamlValue& value);
 // The `drills:` list (drills.cpp); drills name routes, so routes come first.
-std::vector<DrillConfig> ReadDrills(const YamlValue& value, const std::vector<RegionConfig>& regions,
+std::vector<DrillConfig> ReadDrills(const YamlValue& value,
+                                    const std::vector<RegionConfig>& regions,
                                     const std::vector<FailoverRouteConfig>& routes);
 // Reports "no region named ..." (with a did-you-mean) unless `name` is a configured region.
 void CheckRegionName(const YamlValue& v, const std::string& name,

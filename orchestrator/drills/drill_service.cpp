@@ -356,6 +356,10 @@ std::string DrillService::RefreshLive(DrillRun run) {
     return "drill run " + run.id + " failed: failover " + f.id + " " + FailoverPhaseName(f.phase);
   }
   if (run.failback_id.empty()) {
+    // The way back is proposed once the region the failover left is healthy again: a
+    // failback onto a region that is still down could not pass its guards.
+    auto home = d_.store->GetRegion(f.from);
+    if (!home.ok() || !home->has_value() || (*home)->health != RegionHealth::kHealthy) return "";
     Caller proposer{"drill:" + run.drill, ActorKind::kOperator, "internal"};
     FailbackRequest back;
     back.scope = "failover:" + f.id;

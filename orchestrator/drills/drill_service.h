@@ -13,8 +13,9 @@
 //           left running. Passes when every step succeeded (or was skipped), the cleanup
 //           succeeded and the measured RTO is within the target.
 //   live    a real failover of the drill's scope, proposed here and approved by a person like
-//           any other (a drill never approves itself: DESIGN.md rule 4); once it completes,
-//           the failback is proposed, and approved by a person too. The run waits (phase
+//           any other (a drill never approves itself: DESIGN.md rule 4); once it completed and
+//           the region it left is healthy again, the failback is proposed, and approved by a
+//           person too. The run waits (phase
 //           waiting) until both end; Refresh moves it on. Passes when both completed and the
 //           failover's RTO is within the target.
 //

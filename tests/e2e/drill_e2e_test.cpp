@@ -28,8 +28,10 @@ class DrillE2eTest : public FailoverE2eTest {
     httplib::Client catalog(stack_->region_url(kLabUs));
     auto ns = catalog.Post("/v1/lab/namespaces", R"({"namespace":["drill"]})", "application/json");
     ASSERT_TRUE(ns && ns->status == 200) << (ns ? ns->body : "no answer");
-    auto t =
-        catalog.Post("/v1/lab/namespaces/drill/tables", R"({"name":"canary"})", "application/json");
+    auto t = catalog.Post("/v1/lab/namespaces/drill/tables",
+                          R"({"name":"canary","schema":{"type":"struct","fields":)"
+                          R"([{"id":1,"name":"id","type":"long","required":true}]}})",
+                          "application/json");
     ASSERT_TRUE(t && t->status == 200) << (t ? t->body : "no answer");
     ASSERT_TRUE(Eventually([&] { return Ownership().count("drill.canary") == 1; }, 30s))
         << "icewarden records the canary's owner";
@@ -39,6 +41,7 @@ class DrillE2eTest : public FailoverE2eTest {
 TEST_F(DrillE2eTest, ShadowRunLeavesProductionOwnershipAndDnsUntouched) {
   WaitUntilSettled();
   CreateCanary();
+  if (HasFatalFailure()) return;
   auto production = Ownership();
   production.erase("drill.canary");
   const auto writer = stack_->Dig("writer.lake.lab", "CNAME");

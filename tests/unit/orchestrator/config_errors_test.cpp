@@ -66,7 +66,8 @@ ownership: {default_owner: a}
 colour: blue
 )")),
               ElementsAre("c.yaml:3:1: colour: unknown key; allowed keys are 'api', 'state', "
-                          "'regions', 'ownership', 'policies', 'failovers', 'webhooks', 'alerts'"));
+                          "'regions', 'ownership', 'policies', 'failovers', 'webhooks', 'alerts', "
+                          "'drills'"));
 }
 
 TEST(ConfigErrorsTest, WrongTypeNamesTheKeyAndTheExpectedType) {

@@ -65,7 +65,9 @@ class DrillTest : public FailoverServiceTest {
     for (auto [kind, comp, fails] :
          {std::tuple{"dns.rfc2136", true, dns_fails},
           std::tuple{"alert.alertmanager", false, false}, std::tuple{"http.request", true, false},
-          std::tuple{"verify.dns", false, false}}) {
+          std::tuple{"verify.dns", false, false},
+          std::tuple{"switchover.demotion_token", false, false},
+          std::tuple{"ownership.transfer", true, false}}) {
       auto a = std::make_unique<RecordingAction>(kind, comp, fails);
       recorders_[kind] = a.get();
       ASSERT_TRUE(registry_.Register(std::move(a)).ok());
@@ -73,7 +75,7 @@ class DrillTest : public FailoverServiceTest {
     promote_ =
         "  - {id: page, action: alert.alertmanager, params: {url: 'http://127.0.0.1:9',"
         " labels: {alertname: IcewardenFailover}, annotations: {summary: 'moving ${scope}'}}}\n"
-        "  - {id: move, action: fake.idem, params: {}}\n"
+        "  - {id: move, action: ownership.transfer, params: {scope: '${scope}'}}\n"
         "  - {id: gateway, action: http.request, params: {url: 'http://127.0.0.1:9/stop'}}\n"
         "  - {id: dns, action: dns.rfc2136, params: {records: [{name: writer.lake.lab.,"
         " type: CNAME, value: 'catalog.${to}.lake.lab.'}]}}\n"
@@ -98,7 +100,16 @@ class DrillTest : public FailoverServiceTest {
     back.kind = "switchover";
     back.from = kEu;
     back.to = kUs;
-    back.runbook = runbook_path_;
+    // A switchover's runbook must record a demotion token before it moves anything.
+    back.runbook = dir_ + "/back.yaml";
+    std::ofstream(back.runbook)
+        << "name: back\n"
+           "guards:\n  - kind: target_healthy\n"
+           "fence:\n  - {id: quiet, action: fence.catalog_quiet, params: {}}\n"
+           "promote:\n"
+           "  - {id: token, action: switchover.demotion_token, params: {}}\n"
+           "  - {id: move, action: fake.idem, params: {}}\n"
+           "verify:\n  - {id: check, action: fake.nocomp, params: {}}\n";
     config_.failovers.push_back(back);
     std::vector<std::string> errors;
     auto routes = RouteTable::Load(config_, registry_, &errors);
