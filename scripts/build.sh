@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-# ccache keys on paths relative to the checkout, so clones in other folders (CI) share hits.
+# ccache keys on paths relative to the checkout, so clones in other folders (CI, worktrees)
+# share hits. With -g, ccache also hashes the working directory unless told not to (hash_dir),
+# which made every other folder miss; the price is that debug info names the folder that
+# first compiled a file.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 # A build dir is configured once. One configured without -Werror (by a plain `cmake`, where
 # ICEWARDEN_WERROR defaults to OFF) is reconfigured: developers and CI fail on warnings.
 if [ ! -f "$BUILD_DIR/build.ninja" ] ||

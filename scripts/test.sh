@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 if [ "${CI:-}" = true ]; then
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DICEWARDEN_WERROR=ON \
     -DBUILD_TESTING=OFF -DICEWARDEN_BENCH=OFF
   cmake --build build-release --target icewarden -- -j"${JOBS:-$(nproc)}"
