@@ -28,8 +28,13 @@ ApiResponse HandleDrillRun(DrillService& service, const Caller& caller, const st
   if (!doc.ok()) return BadRequestResponse(doc.status().message());
   std::string mode;
   if (Status s = StringField(*doc, "mode", &mode); !s.ok()) return BadRequestResponse(s.message());
-  if (!mode.empty() && mode != "plan" && mode != "shadow" && mode != "live")
-    return BadRequestResponse("mode must be plan, shadow or live, got '" + mode + "'");
+  if (!mode.empty() && mode != "plan" && mode != "shadow" && mode != "live") {
+    std::string got = "mode must be plan, shadow or live, got '";
+    got += mode.substr(0, 64);  // echoed, so bounded
+    if (mode.size() > 64) got += "...";
+    got += "'";
+    return BadRequestResponse(got);
+  }
   return Answer(service.Run(caller, {drill, mode, 0}), 201);
 }
 

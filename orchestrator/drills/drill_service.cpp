@@ -137,23 +137,11 @@ CommandOutcome DrillService::Run(const Caller& caller, const DrillRunRequest& re
   } else if (mode == "live") {
     s = RunLive(caller, run, *drill);
   } else {
-    ShadowRunDeps deps;
-    deps.route = route;
-    deps.drills = d_.drills;
-    deps.actions = d_.actions;
-    deps.clock = d_.clock.get();
-    deps.targets = &drill->targets;
-    Failover f;
-    f.id = run.id;
-    f.from = run.from;
-    f.to = run.to;
-    f.scope = run.scope;
-    auto bindings = d_.failovers->BindingsOf(f, *route);
-    if (!bindings.ok()) {
-      s = Finish(run, "failed",
-                 "the runbook's parameters do not bind: " + bindings.status().message(), "");
+    Status bound;
+    ShadowRunDeps deps = ShadowDeps(run, *drill, *route, &bound);
+    if (!bound.ok()) {
+      s = Finish(run, "failed", "the runbook's parameters do not bind: " + bound.message(), "");
     } else {
-      deps.bindings = *bindings;
       s = JournalShadowSteps(deps, run);
       if (s.ok()) {
         if (d_.run_inline) {
@@ -234,27 +222,34 @@ Status DrillService::RunLive(const Caller& caller, DrillRun run, const DrillConf
                                        d_.clock->Now()));
 }
 
-void DrillService::RunShadow(DrillRun run, const DrillConfig& drill) {
-  const LoadedRoute* route = d_.routes->Named(drill.route);
+ShadowRunDeps DrillService::ShadowDeps(const DrillRun& run, const DrillConfig& drill,
+                                       const LoadedRoute& route, Status* bound) const {
   ShadowRunDeps deps;
-  deps.route = route;
+  deps.route = &route;
   deps.drills = d_.drills;
   deps.actions = d_.actions;
   deps.clock = d_.clock.get();
   deps.targets = &drill.targets;
   deps.live = d_.live;
   deps.sleep = d_.sleep;
-  Failover f;
+  Failover f;  // never stored: the runbook's ${from}, ${to}, ${scope} of this run
   f.id = run.id;
   f.from = run.from;
   f.to = run.to;
   f.scope = run.scope;
-  auto bindings = d_.failovers->BindingsOf(f, *route);
-  if (!bindings.ok()) {
-    (void)Finish(run, "failed", bindings.status().message(), "");
+  auto bindings = d_.failovers->BindingsOf(f, route);
+  *bound = bindings.status();
+  if (bindings.ok()) deps.bindings = *std::move(bindings);
+  return deps;
+}
+
+void DrillService::RunShadow(DrillRun run, const DrillConfig& drill) {
+  Status bound;
+  ShadowRunDeps deps = ShadowDeps(run, drill, *d_.routes->Named(drill.route), &bound);
+  if (!bound.ok()) {
+    (void)Finish(run, "failed", bound.message(), "");
     return;
   }
-  deps.bindings = *bindings;
   ShadowOutcome steps = ExecuteShadowSteps(deps, run);
   // Cleaning is recorded before the cleanup runs: a crash from here on is cleaned up again.
   {
@@ -313,19 +308,9 @@ std::vector<std::string> DrillService::ResumeAtStart() {
       out.push_back("drill run " + run.id + ": not configured any more, marked failed");
       continue;
     }
-    ShadowRunDeps deps;
-    deps.route = route;
-    deps.drills = d_.drills;
-    deps.actions = d_.actions;
-    deps.clock = d_.clock.get();
-    deps.targets = &drill->targets;
-    Failover f;
-    f.id = run.id;
-    f.from = run.from;
-    f.to = run.to;
-    f.scope = run.scope;
-    auto bindings = d_.failovers->BindingsOf(f, *route);
-    if (bindings.ok()) deps.bindings = *bindings;
+    // Bindings that no longer bind still leave the journaled captures to restore from.
+    Status bound;
+    ShadowRunDeps deps = ShadowDeps(run, *drill, *route, &bound);
     std::string interrupted_at;
     auto steps = d_.drills->ListDrillSteps(run.id);
     if (steps.ok())

@@ -44,6 +44,8 @@ class Clock;
 class LiveView;
 class RouteTable;
 class StateStore;
+struct LoadedRoute;
+struct ShadowRunDeps;
 struct Config;
 struct DrillConfig;
 
@@ -105,6 +107,10 @@ class DrillService {
   Status RunPlan(const Caller& caller, DrillRun run, const DrillConfig& drill);
   Status RunLive(const Caller& caller, DrillRun run, const DrillConfig& drill);
   void RunShadow(DrillRun run, const DrillConfig& drill);
+  // What a shadow run's steps and cleanup need; `bound` says whether the runbook's parameters
+  // bind for this run (deps.bindings is empty when they do not).
+  ShadowRunDeps ShadowDeps(const DrillRun& run, const DrillConfig& drill, const LoadedRoute& route,
+                           Status* bound) const;
   std::string RefreshLive(DrillRun run);
 
   DrillServiceDeps d_;

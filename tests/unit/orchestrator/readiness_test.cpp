@@ -75,14 +75,18 @@ class ReadinessTest : public FailoverServiceTest {
     service_ = std::make_unique<FailoverService>(d);
   }
 
-  RouteReadiness Check(const std::string& route = "us-to-eu") {
+  ReadinessDeps Deps() {
     ReadinessDeps d;
     d.config = &config_;
     d.routes = &routes_;
     d.failovers = service_.get();
     d.actions = &registry_;
     d.clock = clock_;
-    ReadinessEvaluator evaluator(d);
+    return d;
+  }
+
+  RouteReadiness Check(const std::string& route = "us-to-eu") {
+    ReadinessEvaluator evaluator(Deps());
     return evaluator.Evaluate(*routes_.Named(route));
   }
 
@@ -228,13 +232,7 @@ TEST_F(ReadinessTest, ApiServesTheBoardAndEveryPlanShowsItsRoutesReadiness) {
 }
 
 TEST_F(ReadinessTest, TheLoopPublishesRoundsOnItsOwnThread) {
-  ReadinessDeps d;
-  d.config = &config_;
-  d.routes = &routes_;
-  d.failovers = service_.get();
-  d.actions = &registry_;
-  d.clock = clock_;
-  ReadinessEvaluator evaluator(d);
+  ReadinessEvaluator evaluator(Deps());
   ReadinessBoard board;
   std::vector<std::string> lines, flipped;
   std::mutex mu;
