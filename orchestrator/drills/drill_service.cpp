@@ -15,6 +15,19 @@
 namespace icewarden {
 namespace {
 
+// The proposal a plan or live run makes: the drill's route, from, to and scope.
+ProposeRequest DrillProposal(const DrillConfig& drill, const LoadedRoute& route,
+                             std::string reason) {
+  ProposeRequest req;
+  req.kind =
+      route.config.kind == "switchover" ? FailoverKind::kSwitchover : FailoverKind::kFailover;
+  req.to = drill.to;
+  req.from = drill.from;
+  req.scope = drill.scope;
+  req.reason = std::move(reason);
+  return req;
+}
+
 using nlohmann::json;
 
 AuditEvent Why(const std::string& actor, const std::string& source, const std::string& action,
@@ -165,13 +178,7 @@ CommandOutcome DrillService::Run(const Caller& caller, const DrillRunRequest& re
 
 Status DrillService::RunPlan(const Caller& caller, DrillRun run, const DrillConfig& drill) {
   const LoadedRoute* route = d_.routes->Named(drill.route);
-  ProposeRequest req;
-  req.kind =
-      route->config.kind == "switchover" ? FailoverKind::kSwitchover : FailoverKind::kFailover;
-  req.to = drill.to;
-  req.from = drill.from;
-  req.scope = drill.scope;
-  req.reason = "drill " + drill.name + " plan run " + run.id;
+  ProposeRequest req = DrillProposal(drill, *route, "drill " + drill.name + " plan run " + run.id);
   req.dry_run = true;
   Caller as = caller;
   CommandOutcome planned = d_.failovers->Propose(as, req);
@@ -197,14 +204,10 @@ Status DrillService::RunPlan(const Caller& caller, DrillRun run, const DrillConf
 
 Status DrillService::RunLive(const Caller& caller, DrillRun run, const DrillConfig& drill) {
   const LoadedRoute* route = d_.routes->Named(drill.route);
-  ProposeRequest req;
-  req.kind =
-      route->config.kind == "switchover" ? FailoverKind::kSwitchover : FailoverKind::kFailover;
-  req.to = drill.to;
-  req.from = drill.from;
-  req.scope = drill.scope;
-  req.reason = "drill " + drill.name + " live run " + run.id +
-               ": a rehearsal; approve it to fail over, a failback is proposed once it completes";
+  ProposeRequest req = DrillProposal(
+      drill, *route,
+      "drill " + drill.name + " live run " + run.id +
+          ": a rehearsal; approve it to fail over, a failback is proposed once it completes");
   // The proposer is the caller (or the scheduler): never an approver acting for itself.
   Caller proposer = caller;
   proposer.kind = ActorKind::kOperator;
