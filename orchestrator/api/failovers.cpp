@@ -32,8 +32,8 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
                                   const std::string& body) {
   switch (command) {
     case FailoverCommand::kPropose: {
-      auto doc =
-          ReadBody(body, {"kind", "to", "scope", "from", "reason", "dry_run", "accept_data_loss"});
+      auto doc = ReadBody(
+          body, {"kind", "to", "scope", "from", "route", "reason", "dry_run", "accept_data_loss"});
       if (!doc.ok()) return Bad(doc.status().message());
       ProposeRequest req;
       std::string kind = "failover";
@@ -41,6 +41,7 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
                               {"to", &req.to},
                               {"scope", &req.scope},
                               {"from", &req.from},
+                              {"route", &req.route},
                               {"reason", &req.reason},
                               {"accept_data_loss", &req.accept_data_loss}})
         if (Status s = StringField(*doc, key, out); !s.ok()) return Bad(s.message());
@@ -57,6 +58,10 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
               "a failback takes no to or from: it returns the scope to the region its "
               "last failover left");
         if (req.scope.empty()) return Bad("scope is required");
+        if (!req.route.empty())
+          return Bad(
+              "a failback takes no route: it runs the switchover route back to the "
+              "region its last failover left");
         FailbackRequest back{req.scope, req.reason, req.accept_data_loss, req.dry_run};
         return Answer(service.Failback(caller, back), req.dry_run ? 200 : 201);
       }

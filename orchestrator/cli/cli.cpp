@@ -132,6 +132,8 @@ int RunCli(int argc, char** argv) {
   failover_propose->add_option("--reason", propose.reason, "why, for the audit log")->required();
   failover_propose->add_option("--from", propose.from,
                                "region losing ownership (default: the scope's owner)");
+  failover_propose->add_option("--route", propose.route,
+                               "the config's route by name (default: the first that matches)");
   failover_propose->add_option("--kind", propose.kind, "failover or switchover")
       ->check(CLI::IsMember({"failover", "switchover"}))
       ->capture_default_str();
@@ -155,6 +157,8 @@ int RunCli(int argc, char** argv) {
   switchover_cmd->add_option("--reason", switchover.reason, "why, for the audit log")->required();
   switchover_cmd->add_option("--from", switchover.from,
                              "region losing ownership (default: the scope's owner)");
+  switchover_cmd->add_option("--route", switchover.route,
+                             "the config's route by name (default: the first that matches)");
   switchover_cmd->add_flag("--dry-run", switchover.dry_run,
                            "show the plan and the guards; create nothing");
   switchover_cmd->add_flag("--yes,-y", yes, "do not ask for confirmation");

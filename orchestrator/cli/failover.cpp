@@ -97,6 +97,7 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
   json req = {{"kind", p.kind}, {"scope", p.scope}, {"reason", p.reason}, {"dry_run", true}};
   if (!p.to.empty()) req["to"] = p.to;
   if (!p.from.empty()) req["from"] = p.from;
+  if (!p.route.empty()) req["route"] = p.route;
   if (!p.accept_data_loss.empty()) req["accept_data_loss"] = p.accept_data_loss;
   ApiAnswer dry = CallApi(o, "POST", "/api/v1/failovers", req.dump());
   if (dry.exit_code != kExitOk) {

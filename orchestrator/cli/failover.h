@@ -15,6 +15,7 @@ namespace icewarden {
 struct ProposeOptions {
   std::string kind = "failover";  // failover | switchover | failback (no to, no from)
   std::string to, scope, from, reason;
+  std::string route;             // a route by name; empty: the first that matches
   std::string accept_data_loss;  // failback onto a diverged region: the proposer's reason
   bool dry_run = false;
   bool id_only = false;  // stdout: the new failover's id alone; the plan goes to stderr

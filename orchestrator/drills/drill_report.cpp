@@ -157,7 +157,10 @@ Result<json> BuildDrillReport(DrillStore& drills, StateStore& store, const std::
       durations["transfer_ms"] = d.value("transfer_ms", json(nullptr));
       durations["dns_ms"] = d.value("dns_ms", json(nullptr));
       durations["verification_ms"] = d.value("verification_ms", json(nullptr));
-      measured_rto = d.value("rto_ms", json(nullptr));
+      // A failover that rolled back recovered nothing: there is no RTO to hold against the
+      // target (its rto_ms is the time until the rollback).
+      if (report["failover"]["phases"].contains("completed"))
+        measured_rto = d.value("rto_ms", json(nullptr));
       rpo = report["failover"].value("rpo", json(nullptr));
     }
   }

@@ -24,6 +24,7 @@ ProposeRequest DrillProposal(const DrillConfig& drill, const LoadedRoute& route,
   req.to = drill.to;
   req.from = drill.from;
   req.scope = drill.scope;
+  req.route = route.config.name;
   req.reason = std::move(reason);
   return req;
 }

@@ -209,7 +209,23 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
   if (f.from == f.to)
     return Refuse(Status::InvalidArgument("to: " + f.to + " already owns the scope " + f.scope));
 
-  const LoadedRoute* route = d_.routes->Find(f.kind, f.from, f.to, f.scope);
+  const LoadedRoute* route = nullptr;
+  if (!req.route.empty()) {
+    route = d_.routes->Named(req.route);
+    if (route == nullptr)
+      return Refuse(Status::InvalidArgument("route: the config has no failover route named '" +
+                                            req.route + "'"));
+    if (!RouteTable::Covers(*route, f.kind, f.from, f.to, f.scope)) {
+      const FailoverRouteConfig& c = route->config;
+      std::string why = "route: " + c.name + " is a " + c.kind + " from " + c.from + " to " + c.to +
+                        " of scope " + c.scope + "; it does not cover a ";
+      why += FailoverKindName(f.kind);
+      why += " from " + f.from + " to " + f.to + " of scope " + f.scope;
+      return Refuse(Status::InvalidArgument(why));
+    }
+  } else {
+    route = d_.routes->Find(f.kind, f.from, f.to, f.scope);
+  }
   if (route == nullptr) {
     std::string known;
     for (const LoadedRoute& r : d_.routes->routes())

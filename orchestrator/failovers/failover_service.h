@@ -54,6 +54,9 @@ struct ProposeRequest {
   // accept the loss at approval (ApproveRequest::accept_data_loss).
   std::string accept_data_loss{};
   std::string failback_of{};  // set by Failback: the failover this one undoes
+  // Optional: the route by name, which must cover the proposal (a drill runs the route it
+  // names even when another route, listed first, would match too). Empty: the first match.
+  std::string route{};
 };
 
 // A switchover back to the region a scope last left (`icewarden failback`).

@@ -109,16 +109,17 @@ std::optional<RouteTable> RouteTable::Load(const Config& config, const ActionReg
   return RouteTable(std::move(routes));
 }
 
+bool RouteTable::Covers(const LoadedRoute& route, FailoverKind kind, const std::string& from,
+                        const std::string& to, const std::string& scope) {
+  const FailoverRouteConfig& c = route.config;
+  return c.kind == FailoverKindName(kind) && c.to == to && (c.from == "*" || c.from == from) &&
+         GlobMatch(c.scope, scope);
+}
+
 const LoadedRoute* RouteTable::Find(FailoverKind kind, const std::string& from,
                                     const std::string& to, const std::string& scope) const {
-  const std::string kind_name = FailoverKindName(kind);
-  for (const LoadedRoute& r : routes_) {
-    const FailoverRouteConfig& c = r.config;
-    if (c.kind != kind_name || c.to != to) continue;
-    if (c.from != "*" && c.from != from) continue;
-    if (!GlobMatch(c.scope, scope)) continue;
-    return &r;
-  }
+  for (const LoadedRoute& r : routes_)
+    if (Covers(r, kind, from, to, scope)) return &r;
   return nullptr;
 }
 

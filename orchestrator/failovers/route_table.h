@@ -40,6 +40,9 @@ class RouteTable {
   const LoadedRoute* Find(FailoverKind kind, const std::string& from, const std::string& to,
                           const std::string& scope) const;
   const LoadedRoute* Named(const std::string& name) const;
+  // Whether `route` may move this kind, from, to and scope.
+  static bool Covers(const LoadedRoute& route, FailoverKind kind, const std::string& from,
+                     const std::string& to, const std::string& scope);
   const std::vector<LoadedRoute>& routes() const { return routes_; }
 
   // For tests: a table over routes already loaded.

@@ -141,16 +141,19 @@ TEST_F(ReplicationStoppedDrillTest, TheCatchUpGateBlocksThePromotion) {
   CommandResult approved =
       stack_->Cli({"failover", "approve", fo, "--reason", "drill", "--yes"}, "approver");
   ASSERT_EQ(approved.exit_code, 0) << approved.out << approved.err;
-  ASSERT_TRUE(Eventually([&] { return Report(id)["run"]["phase"] == "finished"; }, 60s))
+  ASSERT_TRUE(Eventually([&] { return Report(id)["run"]["phase"] == "finished"; }, 90s))
       << Failover(fo).dump(2);
   json report = Report(id);
   EXPECT_EQ(report["verdict"]["result"], "failed");
   EXPECT_EQ(report["verdict"]["failing_step"], "failover");
   EXPECT_THAT(report["verdict"]["reason"].get<std::string>(), HasSubstr("rolled_back"));
+  EXPECT_TRUE(report["rto"]["within_target"].is_null()) << "a rollback recovered nothing";
   bool gate_failed = false;
   for (const json& s : report["steps"])
-    gate_failed = gate_failed || (s.value("id", "") == "failover/demotion-token" &&
+    gate_failed = gate_failed || (s.value("id", "") == "failover/replica-caught-up" &&
                                   s.value("status", "") == "failed");
+  for (const json& s : report["steps"])
+    EXPECT_NE(s.value("id", ""), "failover/demotion-token") << "the gate stopped it before";
   EXPECT_TRUE(gate_failed) << report["steps"].dump(2);
   EXPECT_EQ(Ownership(), before) << "nothing was promoted";
   EXPECT_EQ(stack_->Dig("writer.lake.lab", "CNAME"), writer);

@@ -384,6 +384,15 @@ class LabStack {
         << "\", zone: \"" << kLabZone << ".\", alertmanager_url: \"" << alertmanager_url()
         << "\", catch_up: \"" << o.switchover_catch_up << "\"}\n";
     }
+    // The switchover gated on verify.replica_caught_up too (examples/local.yaml has it after the
+    // plain ones, so `icewarden switchover` still picks those).
+    y << "  - name: checked-switchover-" << kLabUs << "-to-" << kLabEu << "\n"
+      << "    kind: switchover\n"
+      << "    from: " << kLabUs << "\n"
+      << "    to: " << kLabEu << "\n"
+      << "    runbook: " << SourceDir() << "/examples/runbooks/checked-switchover.yaml\n"
+      << "    params: {lab_admin: \"" << admin_url() << "\", dns_server: \"" << dns_server()
+      << "\", zone: \"" << kLabZone << ".\", alertmanager_url: \"" << alertmanager_url() << "\"}\n";
     // icewarden's own critical alerts (the split-brain watch) go to the stack's Alertmanager.
     y << "alerts:\n"
       << "  - {name: stack-alertmanager, action: alert.alertmanager, params: {url: \""

@@ -32,6 +32,30 @@ TEST_F(FailoverServiceTest, DryRunShowsPlanAndGuardsAndCreatesNothing) {
   EXPECT_TRUE(store_->ListFailovers(10)->empty());
 }
 
+// A proposal may name its route (a drill runs the one it names, not the first match); a
+// route that does not cover the proposal, or no route by that name, is refused with why.
+TEST_F(FailoverServiceTest, ANamedRouteIsTheOneRunAndMustCoverTheProposal) {
+  Build();
+  ProposeRequest req{FailoverKind::kFailover, kEu, "owner:us-east-1", "drill", "", true};
+  req.route = "us-to-eu";
+  CommandOutcome out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_EQ(out.body["plan"]["route"], "us-to-eu") << out.body["plan"].dump();
+
+  req.route = "eu-to-us";
+  out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status.message().find("eu-to-us is a failover from eu-central-1 to us-east-1"),
+            std::string::npos)
+      << out.status.message();
+
+  req.route = "nowhere";
+  out = service_->Propose(Person("olivia", ActorKind::kOperator), req);
+  EXPECT_EQ(out.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status.message().find("no failover route named 'nowhere'"), std::string::npos);
+  EXPECT_TRUE(store_->ListFailovers(10)->empty());
+}
+
 TEST_F(FailoverServiceTest, ApprovedFailoverRunsToCompletedWithQuietWindowEvidence) {
   Build();
   runner_->Start();
