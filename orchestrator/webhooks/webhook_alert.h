@@ -3,8 +3,8 @@
 // Thread-safety: plain values.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "orchestrator/webhooks/webhooks.h"
 
@@ -33,10 +33,13 @@ struct WebhookAlert {
 std::string AlertmanagerDeliveryKey(const std::string& group_key, const AlertmanagerAlert& a);
 
 struct WebhookTally {
-  nlohmann::json alerts = nlohmann::json::array();
-  int recorded = 0;    // alerts whose effect or delivery was written
-  int failed = 0;      // alerts nothing was written for, on a retryable error
-  int duplicates = 0;  // alerts received before
+  struct Row {
+    std::string id, status, result, decision, failover_id;
+  };
+  std::vector<Row> alerts;  // the reply's "alerts", in delivery order
+  int recorded = 0;         // alerts whose effect or delivery was written
+  int failed = 0;           // alerts nothing was written for, on a retryable error
+  int duplicates = 0;       // alerts received before
   std::string first_failure;
 
   void Add(const WebhookAlert& a, const std::string& result, const std::string& decision,

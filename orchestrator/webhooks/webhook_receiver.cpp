@@ -133,10 +133,26 @@ Status WebhookReceiver::Record(const WebhookAlert& a, const std::string& effect,
   return d_.store->RecordWebhookDelivery(d, why);
 }
 
+void WebhookReceiver::Remember(const std::string& key, const std::string& outcome,
+                               const std::string& failover_id) {
+  if (!seen_.emplace(key, SeenDelivery{outcome, failover_id}).second) return;
+  seen_order_.push_back(key);
+  if (seen_order_.size() > kSeenCapacity) {
+    seen_.erase(seen_order_.front());
+    seen_order_.pop_front();
+  }
+}
+
 void WebhookReceiver::Process(const WebhookAlert& a, WebhookTally& tally) {
+  if (auto it = seen_.find(a.key); it != seen_.end()) {
+    ++tally.duplicates;
+    return tally.Add(a, "duplicate", "already received: " + it->second.outcome,
+                     it->second.failover_id);
+  }
   auto seen = d_.store->GetWebhookDelivery(a.key);
   if (!seen.ok()) return tally.Failed(a, seen.status());
   if (seen->has_value()) {
+    Remember(a.key, (*seen)->outcome, (*seen)->failover_id);
     ++tally.duplicates;
     return tally.Add(a, "duplicate", "already received: " + (*seen)->outcome, (*seen)->failover_id);
   }
@@ -158,6 +174,7 @@ void WebhookReceiver::Done(const WebhookAlert& a, WebhookTally& tally, const std
                      failover_id);
   }
   ++tally.recorded;
+  if (s.ok()) Remember(a.key, outcome, failover_id);
   tally.Add(a, result, outcome, failover_id);
 }
 

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -161,8 +163,19 @@ class WebhookReceiver {
   Status Record(const WebhookAlert& alert, const std::string& effect, const std::string& region,
                 const std::string& failover_id, const std::string& outcome);
 
+  // The deliveries most recently recorded or found in the store. A record never changes once
+  // written, and Alertmanager re-sends every firing alert each repeat_interval (and a delivery
+  // it timed out on at once), so re-deliveries are answered from here without a store read.
+  struct SeenDelivery {
+    std::string outcome, failover_id;
+  };
+  static constexpr size_t kSeenCapacity = 4096;
+  void Remember(const std::string& key, const std::string& outcome, const std::string& failover_id);
+
   WebhookReceiverDeps d_;
   std::mutex mu_;  // one delivery at a time: the dedup check and the record must not interleave
+  std::unordered_map<std::string, SeenDelivery> seen_;  // under mu_
+  std::deque<std::string> seen_order_;                  // oldest first; under mu_
 };
 
 }  // namespace icewarden

@@ -175,6 +175,35 @@ TEST_F(WebhooksApiTest, AReplayChangesNothing) {
   EXPECT_EQ(Failovers().size(), 1u);
 }
 
+// A re-delivery is answered from the receiver's memory of recent deliveries, and after a
+// restart (nothing remembered) from the store: the same answer, the same proposal, no change.
+TEST_F(WebhooksApiTest, AReplayAfterARestartIsADuplicateFromTheStore) {
+  ApiResponse fired = Alertmanager(Fixture("am-0.25-firing.json"));
+  ASSERT_EQ(fired.status, 200) << fired.body;
+  const std::string id = Failovers().front().id;
+  ApiResponse remembered = Alertmanager(Fixture("am-0.25-firing.json"));
+  const std::string before = Digest();
+  WebhookReceiverDeps d;
+  d.config = &config_;
+  d.store = store_.get();
+  d.failovers = service_.get();
+  d.clock = clock_;
+  receiver_ = std::make_unique<WebhookReceiver>(d);  // what a restarted serve has
+  api_->SetWebhookReceiver(receiver_.get());
+  ApiResponse stored = Alertmanager(Fixture("am-0.25-firing.json"));
+  for (const ApiResponse* r : {&remembered, &stored}) {
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json row = json::parse(r->body)["alerts"][0];
+    EXPECT_EQ(row["result"], "duplicate") << r->body;
+    EXPECT_EQ(row["failover_id"], id) << r->body;
+    EXPECT_NE(row["decision"].get<std::string>().find("already received: "), std::string::npos);
+  }
+  EXPECT_EQ(json::parse(remembered.body)["alerts"][0]["decision"],
+            json::parse(stored.body)["alerts"][0]["decision"]);
+  EXPECT_EQ(Digest(), before);
+  EXPECT_EQ(Failovers().size(), 1u);
+}
+
 TEST_F(WebhooksApiTest, AnApprovedProposalIsNotWithdrawnByItsAlert) {
   ASSERT_EQ(Alertmanager(Fixture("am-0.25-firing.json")).status, 200);
   const std::string id = Failovers().front().id;
