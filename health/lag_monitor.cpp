@@ -69,11 +69,12 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
     pending_ = 1;  // held by Start, so synchronous completions cannot move on early
     for (const auto& [region, client] : state_->catalogs) {
       ++pending_;
-      ListCatalogTables(*client, limit_,
-                        [self = shared_from_this(), region](Result<std::vector<TableIdent>> r) {
-                          self->listings_.emplace(region, std::move(r));
-                          self->AfterListing();
-                        });
+      ListCatalogTables(
+          *client, limit_,
+          [self = shared_from_this(), region = region](Result<std::vector<TableIdent>> r) {
+            self->listings_.emplace(region, std::move(r));
+            self->AfterListing();
+          });
     }
     AfterListing();
   }
@@ -122,7 +123,8 @@ class LagMonitor::Round : public std::enable_shared_from_this<LagMonitor::Round>
         ++report_.unowned_tables;
         continue;
       }
-      auto unknown = [&](const std::string& replica, const std::string& why) {
+      // An init-capture: clang 14 does not let a lambda name a structured binding.
+      auto unknown = [&, &table = table](const std::string& replica, const std::string& why) {
         report_.tables.push_back(UncomparedLag(table, *owner, replica, LagState::kUnknown, why));
       };
       if (!state_->catalogs.count(*owner)) {

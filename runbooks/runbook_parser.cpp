@@ -288,23 +288,22 @@ RunbookLoad LoadRunbook(const std::string& path, const ActionRegistry& registry)
 RunbookLoad ParseRunbook(const std::string& yaml_text, const std::string& path_for_errors,
                          const ActionRegistry& registry) {
   YamlIssues issues;
-  std::vector<YAML::Node> documents;
+  YamlDocuments documents;
   try {
-    documents = YAML::LoadAll(yaml_text);
+    documents = LoadYamlDocuments(yaml_text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp reports syntax errors by exception; they stop here as positioned errors.
     issues.Add(e.mark, "YAML syntax error: " + e.msg);
     return Failed(path_for_errors, issues);
   }
-  if (documents.empty() || documents[0].IsNull()) {
+  if (!documents.first.IsDefined() || documents.first.IsNull()) {
     issues.Add(YAML::Mark(), "the file is empty; expected a mapping with 'name' and 'promote'");
     return Failed(path_for_errors, issues);
   }
-  for (size_t i = 1; i < documents.size(); ++i) {
-    issues.Add(documents[i].Mark(), "a runbook file holds one YAML document, found another");
-  }
+  if (documents.another)
+    issues.Add(*documents.another, "a runbook file holds one YAML document, found another");
   DocumentReader reader(registry, path_for_errors, &issues);
-  Runbook rb = reader.Read(YamlValue::Root(documents[0], &issues));
+  Runbook rb = reader.Read(YamlValue::Root(documents.first, &issues));
   if (!issues.empty()) return Failed(path_for_errors, issues);
   RunbookLoad load;
   load.runbook = std::move(rb);

@@ -1,9 +1,12 @@
 #include "runbooks/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <sstream>
 #include <tuple>
 
 namespace icewarden {
@@ -46,6 +49,55 @@ const char kDurationForms[] =
     "a duration such as '250ms', '5s', '2m', '1h' or a whole number of seconds";
 
 }  // namespace
+
+namespace {
+
+// Notes where a document's content starts (its first node, as YAML::Node::Mark() would say),
+// else where the document starts; the events themselves are not needed.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> document, node;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (!document) document = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (!node) node = mark;
+  }
+};
+
+}  // namespace
+
+YamlDocuments LoadYamlDocuments(const std::string& text) {
+  YamlDocuments out;
+  out.first = YAML::Load(text);
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts ignored, second;
+  if (parser.HandleNextDocument(ignored) && parser.HandleNextDocument(second))
+    out.another = second.node       ? *second.node
+                  : second.document ? *second.document
+                                    : YAML::Mark::null_mark();
+  return out;
+}
 
 void YamlIssues::Add(const YAML::Mark& mark, std::string message) {
   YamlIssue issue;

@@ -40,6 +40,18 @@ class YamlIssues {
   std::vector<YamlIssue> issues_;
 };
 
+// A YAML file's first document, and where a second one starts if there is one (config and
+// runbook files hold exactly one). Throws YAML::Exception on a syntax error, as YAML::Load.
+// Not YAML::LoadAll: yaml-cpp 0.7's never returns on some malformed input, a lone "," for
+// one, and allocates until the process dies (found by tests/fuzz; its parser reports one
+// more empty document each time without consuming the token). Here the parser is asked for
+// two documents at most.
+struct YamlDocuments {
+  YAML::Node first;                   // null for an empty file
+  std::optional<YAML::Mark> another;  // the second document's first position
+};
+YamlDocuments LoadYamlDocuments(const std::string& text);
+
 class YamlMap;
 
 // A node, the path that names it in messages, and where its errors go. Copyable; the

@@ -96,26 +96,25 @@ ConfigLoad LoadConfig(const std::string& path, EnvLookup env, SecretCheck secret
 ConfigLoad ParseConfig(const std::string& yaml_text, const std::string& path_for_errors,
                        EnvLookup env, SecretCheck secrets) {
   YamlIssues issues;
-  std::vector<YAML::Node> documents;
+  YamlDocuments documents;
   try {
-    documents = YAML::LoadAll(yaml_text);
+    documents = LoadYamlDocuments(yaml_text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp reports syntax errors by exception; they stop here as positioned errors.
     issues.Add(e.mark, "YAML syntax error: " + e.msg);
     return Failed(path_for_errors, issues);
   }
-  if (documents.empty()) {
+  if (!documents.first.IsDefined() || documents.first.IsNull()) {
     issues.Add(YAML::Mark::null_mark(),
                "the file is empty; expected a mapping with 'regions' and 'ownership'");
     return Failed(path_for_errors, issues);
   }
-  for (size_t i = 1; i < documents.size(); ++i) {
-    issues.Add(documents[i].Mark(), "a config file holds one YAML document, found another");
-  }
+  if (documents.another)
+    issues.Add(*documents.another, "a config file holds one YAML document, found another");
   YamlIssues missing_secrets;
   ConfigSources sources{std::filesystem::path(path_for_errors).parent_path(), std::move(env),
                         secrets == SecretCheck::kWarnIfMissing ? &missing_secrets : nullptr};
-  Config config = ReadConfigDocument(YamlValue::Root(documents[0], &issues), sources);
+  Config config = ReadConfigDocument(YamlValue::Root(documents.first, &issues), sources);
   ConfigLoad load = Failed(path_for_errors, issues);
   load.warnings = ToConfigErrors(path_for_errors, missing_secrets, true);
   if (!load.errors.empty()) return load;

@@ -445,6 +445,18 @@ regions: []
               ElementsAre("c.yaml:4:1: a config file holds one YAML document, found another"));
 }
 
+// yaml-cpp's LoadAll never returned on these (tests/fuzz found the first): a config with a
+// stray comma is an error at once, and `validate` or `serve` does not hang eating memory.
+TEST(ConfigErrorsTest, AStrayCommaIsAnErrorNotAHang) {
+  EXPECT_FALSE(ErrorsOf(",").empty());
+  EXPECT_FALSE(ErrorsOf(",\n").empty());
+  EXPECT_THAT(ErrorsOf(Yaml(R"(
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)") + ",\n"),
+              ElementsAre("c.yaml:3:1: YAML syntax error: end of map not found"));
+}
+
 TEST(ConfigErrorsTest, DirectoryIsNotAConfigFile) {
   std::string dir = testing::MakeTempDir("config-errors-test");
   ConfigLoad load = LoadConfig(dir, EnvOf({}));

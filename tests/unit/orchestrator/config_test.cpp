@@ -284,14 +284,17 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   // Failovers in both directions through the lab's runbook, at run-lab.sh's DNS and
   // Alertmanager, with old_region_unreachable evidence after 10 s of silence.
   EXPECT_EQ(c.policies.unreachable_for, std::chrono::seconds(10));
-  // And switchovers (failbacks) both ways through examples/runbooks/switchover.yaml.
-  ASSERT_EQ(c.failovers.size(), 4u);
+  // And switchovers (failbacks) both ways through examples/runbooks/switchover.yaml, and the
+  // one the replication-stopped drill rehearses, gated on verify.replica_caught_up too.
+  ASSERT_EQ(c.failovers.size(), 5u);
   std::set<std::pair<std::string, std::string>> directions, switchovers;
   for (const auto& route : c.failovers) {
     (route.kind == "switchover" ? switchovers : directions).insert({route.from, route.to});
     EXPECT_EQ(route.scope, "*");
-    const std::string runbook = route.kind == "switchover" ? "examples/runbooks/switchover.yaml"
-                                                           : "examples/runbooks/lab-failover.yaml";
+    const std::string runbook =
+        route.name.starts_with("checked-") ? "examples/runbooks/checked-switchover.yaml"
+        : route.kind == "switchover"       ? "examples/runbooks/switchover.yaml"
+                                           : "examples/runbooks/lab-failover.yaml";
     EXPECT_EQ(std::filesystem::path(route.runbook).lexically_normal(),
               (std::filesystem::path(testing::SourceDir()) / runbook).lexically_normal());
     EXPECT_TRUE(std::filesystem::exists(route.runbook)) << route.runbook;

@@ -273,6 +273,16 @@ TEST_F(RunbookParserTest, UnreadableFileIsOneErrorWithoutPosition) {
   EXPECT_THAT(load.errors[0].ToString(), HasSubstr("/nonexistent/rb.yaml: cannot read"));
 }
 
+// yaml-cpp's LoadAll never returned on a stray comma (tests/fuzz found it).
+TEST_F(RunbookParserTest, AStrayCommaIsAnErrorNotAHang) {
+  EXPECT_FALSE(ErrorsOf(",").empty());
+  EXPECT_FALSE(ErrorsOf(Yaml(R"(
+name: x
+promote: [{id: a, action: wait, params: {duration: 1s}}]
+)") + ",\n")
+                   .empty());
+}
+
 TEST_F(RunbookParserTest, EmptyFileAndSecondDocumentAreErrors) {
   EXPECT_THAT(ErrorsOf(""), ElementsAre(HasSubstr("rb.yaml:1:1: the file is empty")));
   EXPECT_THAT(ErrorsOf(Yaml(R"(
