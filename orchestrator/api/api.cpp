@@ -1,5 +1,6 @@
 #include "orchestrator/api/api.h"
 
+#include <charconv>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "orchestrator/api/auth.h"
 #include "orchestrator/api/drills.h"
+#include "orchestrator/api/events.h"
 #include "orchestrator/api/failovers.h"
 #include "orchestrator/api/json.h"
 #include "orchestrator/api/lag.h"
@@ -185,6 +187,7 @@ class Api::Impl {
          {"after_seq", "limit", "target"},
          &Impl::Audit},
         {"GET", "/api/v1/readiness", Permission::kReadFailovers, {}, &Impl::Readiness},
+        {"GET", "/api/v1/events", Permission::kReadFailovers, {"after"}, &Impl::Events},
         {"GET",
          "/api/v1/lag",
          Permission::kReadRegions,
@@ -583,6 +586,31 @@ class Api::Impl {
       return StoreError(report.status());
     }
     return JsonResponse(200, *report);
+  }
+
+  // Server-sent events (orchestrator/api/events.h): from Last-Event-ID or ?after=SEQ, else
+  // from now on.
+  ApiResponse Events(const Call& call) {
+    EventStreamOptions o;
+    o.full_audit = RoleAllows(call.principal.role, Permission::kReadAudit);
+    auto after = call.query.Integer("after", -1, 0, std::numeric_limits<std::int64_t>::max());
+    if (!after.ok()) return BadRequest(after.status().message());
+    o.after_seq = *after;
+    if (auto it = call.request.headers.find("last-event-id"); it != call.request.headers.end()) {
+      std::int64_t seq = 0;
+      const std::string& v = it->second;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seq);
+      if (ec != std::errc() || end != v.data() + v.size() || seq < 0)
+        return BadRequest("Last-Event-ID must be an event id this stream sent (a seq), got '" +
+                          v.substr(0, 40) + "'");
+      o.after_seq = seq;
+    }
+    ApiResponse res;
+    res.content_type = "text/event-stream";
+    res.headers = {{"Cache-Control", "no-store"}};
+    res.body = "retry: 2000\n\n";
+    res.stream = MakeEventStream(store_, o);
+    return res;
   }
 
   ApiResponse Audit(const Call& call) {

@@ -41,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,11 +74,23 @@ struct ApiRequest {
   std::string remote;  // "127.0.0.1:5555", for the audit log
 };
 
+// A response that goes on after its headers (server-sent events): the server calls Poll()
+// every poll interval from its event loop and writes what it returns, until Poll() returns
+// nullopt, the client goes away, or the server stops. Poll() must be quick (a store read).
+class ApiStream {
+ public:
+  virtual ~ApiStream() = default;
+  virtual std::optional<std::string> Poll() = 0;
+};
+
 struct ApiResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
+  // Set: `body` is written first, then the stream's text as it comes; no Content-Length,
+  // and the connection closes when the stream ends.
+  std::shared_ptr<ApiStream> stream;
 };
 
 // Largest request body Handle accepts (the server enforces the same limit while reading).

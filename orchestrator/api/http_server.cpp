@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -168,6 +169,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const bool idle = self->reading_ && self->buffer_.size() == 0 && self->parser_ &&
                         !self->parser_->got_some();
       if (idle) self->stream_.cancel();
+      if (self->stream_timer_) self->stream_timer_->cancel();  // a stream ends now
     });
   }
 
@@ -214,8 +216,57 @@ class Session : public std::enable_shared_from_this<Session> {
     } catch (...) {
       answer = JsonErrorResponse(500, "internal", "handler failed");
     }
+    if (answer.stream && answer.status == 200) return StartStream(std::move(answer), version);
     const bool keep = keep_alive && !server_.stopping;
     Write(ToBeastResponse(std::move(answer), version, keep), keep ? After::kRead : After::kClose);
+  }
+
+  // A streamed response: the headers and the first body text, then whatever the stream's
+  // Poll() returns every stream_poll, until it ends, a write fails (the client went away)
+  // or the server stops. No Content-Length; the connection closes at the end.
+  void StartStream(ApiResponse answer, unsigned version) {
+    stream_source_ = std::move(answer.stream);
+    std::string first = std::move(answer.body);
+    answer.body.clear();
+    http::response<http::string_body> head = ToBeastResponse(std::move(answer), version, false);
+    head.body().clear();
+    head.erase(http::field::content_length);
+    std::string text;
+    {
+      std::ostringstream out;
+      out << head.base();
+      text = out.str();
+    }
+    text += first;
+    StreamWrite(std::move(text));
+  }
+
+  void StreamWrite(std::string text) {
+    if (text.empty()) return StreamWait();
+    stream_text_ = std::move(text);
+    stream_.expires_after(server_.options.write_timeout);
+    net::async_write(stream_, net::buffer(stream_text_),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return self->Close();
+                       self->StreamWait();
+                     });
+  }
+
+  void StreamWait() {
+    if (server_.stopping) return Close();
+    if (!stream_timer_) stream_timer_.emplace(stream_.get_executor());
+    stream_timer_->expires_after(server_.options.stream_poll);
+    stream_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->server_.stopping) return self->Close();
+      std::optional<std::string> more;
+      try {
+        more = self->stream_source_->Poll();
+      } catch (...) {
+        more.reset();
+      }
+      if (!more) return self->Close();
+      self->StreamWrite(std::move(*more));
+    });
   }
 
   enum class After { kRead, kClose, kDrain };
@@ -281,6 +332,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
+  std::shared_ptr<ApiStream> stream_source_;  // set while streaming
+  std::optional<net::steady_timer> stream_timer_;
+  std::string stream_text_;  // being written
   bool reading_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::size_t drained_ = 0;

@@ -6,7 +6,8 @@
 // keep-alive requests); a write timeout covers each response; bodies over body_limit are
 // answered 413 and headers over header_limit 431 by the server itself, without calling the
 // handler; malformed requests get 400; past max_connections a new connection gets 503.
-// Those responses use the API's JSON error shape.
+// Those responses use the API's JSON error shape. A response with a stream (server-sent
+// events) stays open, written to as the stream yields text, and closes when it ends.
 //
 // Shutdown: Stop(), SIGINT or SIGTERM (when handle_signals) stop accepting, close idle
 // connections, let requests already being read or answered finish (each within its
@@ -40,6 +41,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds write_timeout{10000};
   std::chrono::milliseconds shutdown_grace{5000};
+  // How often a streamed response (ApiResponse::stream) is asked for more.
+  std::chrono::milliseconds stream_poll{250};
   int threads = 1;             // threads running the event loop, including the one calling Run()
   bool handle_signals = true;  // SIGINT and SIGTERM begin an orderly shutdown
   // Told the status of every response the server writes itself (413, 431, 400, 503), e.g.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -226,7 +227,8 @@ int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   std::string phase;
   std::map<std::string, std::string> steps;  // step -> "state attempt"
-  for (;;) {
+  // Prints what changed since the last look; the exit code once the failover has ended.
+  auto look = [&]() -> std::optional<int> {
     ApiAnswer a = CallApi(o, "GET", FailoverPath(id));
     if (a.exit_code != kExitOk) return a.exit_code;
     const json& f = a.body;
@@ -245,12 +247,34 @@ int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_
     if (phase == "completed") return kExitOk;
     if (phase == "aborted" || phase == "rolled_back" || phase == "needs_attention")
       return kExitFailed;
-    if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
+    return std::nullopt;
+  };
+  // Looks again on every event about this failover in GET /api/v1/events (its phase changes
+  // and its steps), and after the stream broke or went quiet for a while (a daemon restart,
+  // a proxy): a missed event costs a look, never a stale answer.
+  std::string last_event_id;
+  for (;;) {
+    if (auto done = look()) return *done;
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (timeout_seconds > 0 && left.count() <= 0) {
       std::cerr << "icewarden: " << id << " is still " << phase << " after " << timeout_seconds
                 << "s\n";
       return kExitFailed;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+    const int window = timeout_seconds > 0 ? std::min<int>(static_cast<int>(left.count()), 10) : 10;
+    std::optional<int> ended;
+    const bool read = ReadEvents(o, last_event_id, std::max(1, window), [&](const ServerEvent& e) {
+      json data = json::parse(e.data, nullptr, false);
+      if (data.is_discarded()) return true;
+      const bool ours = (e.type == "failover" && data.value("target", "") == id) ||
+                        (e.type == "step" && data.value("failover_id", "") == id);
+      if (!ours) return true;
+      ended = look();
+      return !ended;
+    });
+    if (ended) return *ended;
+    if (!read) std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
 }
 

@@ -1,5 +1,8 @@
 #include "orchestrator/cli/http.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <httplib.h>
 
 #include <iostream>
@@ -44,6 +47,55 @@ ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::
             << message << '\n';
   if (res->status == 401) std::cerr << "  pass a token with --token or ICEWARDEN_TOKEN\n";
   return a;
+}
+
+bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
+                const std::function<bool(const ServerEvent&)>& on_event) {
+  httplib::Client client(o.server);
+  if (!client.is_valid()) return false;
+  client.set_connection_timeout(o.timeout_seconds, 0);
+  // Reading a stream that sends nothing for a while is normal: wake at `seconds` instead.
+  client.set_read_timeout(std::max(1, seconds), 0);
+  httplib::Headers headers{{"Accept", "text/event-stream"}};
+  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
+  if (!last_event_id.empty()) headers.emplace("Last-Event-ID", last_event_id);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::string pending;  // text not yet ending in a blank line
+  ServerEvent event;
+  bool stop = false, ok = true;
+  auto res = client.Get(
+      "/api/v1/events", headers,
+      [&](const httplib::Response& r) {
+        ok = r.status == 200;
+        return ok;
+      },
+      [&](const char* data, size_t size) {
+        pending.append(data, size);
+        for (size_t nl; !stop && (nl = pending.find('\n')) != std::string::npos;) {
+          std::string line = pending.substr(0, nl);
+          pending.erase(0, nl + 1);
+          if (!line.empty() && line.back() == '\r') line.pop_back();
+          if (line.empty()) {  // the end of an event
+            if (!event.data.empty() || !event.type.empty()) {
+              if (!event.id.empty()) last_event_id = event.id;
+              if (event.type.empty()) event.type = "message";
+              stop = !on_event(event);
+            }
+            event = ServerEvent{};
+            continue;
+          }
+          if (line[0] == ':') continue;  // a comment
+          const size_t colon = line.find(':');
+          std::string field = line.substr(0, colon);
+          std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
+          if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+          if (field == "id") event.id = value;
+          if (field == "event") event.type = value;
+          if (field == "data") event.data += (event.data.empty() ? "" : "\n") + value;
+        }
+        return !stop && std::chrono::steady_clock::now() < deadline;
+      });
+  return ok && (res || stop || std::chrono::steady_clock::now() >= deadline);
 }
 
 }  // namespace icewarden

@@ -2,6 +2,7 @@
 // JSON body of a 2xx answer or says on stderr what went wrong and how to fix it.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -19,5 +20,16 @@ struct ApiAnswer {
 // MESSAGE" unless `quiet`.
 ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::string& path,
                   const std::string& body = "", bool quiet = false);
+
+// One server-sent event of GET /api/v1/events.
+struct ServerEvent {
+  std::string id, type, data;  // type "message" when the event named none
+};
+
+// Reads GET /api/v1/events (after `last_event_id` when set) for at most `seconds`, calling
+// `on_event` for each event until it returns false. Returns false when the stream could not
+// be opened or broke (the caller reconnects); `last_event_id` follows the events read.
+bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
+                const std::function<bool(const ServerEvent&)>& on_event);
 
 }  // namespace icewarden

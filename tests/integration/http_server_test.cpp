@@ -350,3 +350,76 @@ TEST(HttpServerOptionsForTest, ParsesListenAndTimeouts) {
 
 }  // namespace
 }  // namespace icewarden
+
+namespace icewarden {
+namespace {
+
+// Yields `parts` one per poll, then ends (or, with `endless`, keeps yielding nothing).
+class PartsStream final : public ApiStream {
+ public:
+  PartsStream(std::vector<std::string> parts, bool endless)
+      : parts_(std::move(parts)), endless_(endless) {}
+  std::optional<std::string> Poll() override {
+    if (next_ < parts_.size()) return parts_[next_++];
+    if (endless_) return std::string();
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::string> parts_;
+  std::size_t next_ = 0;
+  bool endless_;
+};
+
+HttpServer::Handler Streaming(std::vector<std::string> parts, bool endless) {
+  return [parts, endless](const ApiRequest&) {
+    ApiResponse res;
+    res.content_type = "text/event-stream";
+    res.body = "first\n";
+    res.stream = std::make_shared<PartsStream>(parts, endless);
+    return res;
+  };
+}
+
+// A stream's text arrives as it is yielded, after the headers and the body, with no
+// Content-Length; the connection closes when the stream ends.
+TEST(HttpServerStreamTest, WritesWhatTheStreamYieldsUntilItEnds) {
+  HttpServerOptions o = TestOptions();
+  o.stream_poll = 10ms;
+  RunningServer server(o, Streaming({"a\n", "", "b\n"}, false));
+  httplib::Client client("127.0.0.1", server.port());
+  std::string received;
+  auto res = client.Get("/api/v1/events", [&](const char* data, size_t n) {
+    received.append(data, n);
+    return true;
+  });
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/event-stream");
+  EXPECT_FALSE(res->has_header("Content-Length"));
+  EXPECT_EQ(received, "first\na\nb\n");
+}
+
+// Stopping the server ends a stream that would go on forever, and Run() returns.
+TEST(HttpServerStreamTest, StopEndsAnEndlessStream) {
+  HttpServerOptions o = TestOptions();
+  o.stream_poll = 10ms;
+  RunningServer server(o, Streaming({"tick\n"}, true));
+  std::promise<void> got_first;
+  std::atomic<bool> once{false};
+  auto reader = std::async(std::launch::async, [&] {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(10, 0);
+    return client.Get("/api/v1/events", [&](const char*, size_t) {
+      if (!once.exchange(true)) got_first.set_value();
+      return true;
+    });
+  });
+  ASSERT_EQ(got_first.get_future().wait_for(5s), std::future_status::ready);
+  server.server().Stop();
+  EXPECT_TRUE(server.RunReturnsWithin(3s));
+  EXPECT_EQ(reader.wait_for(3s), std::future_status::ready) << "the stream was not closed";
+}
+
+}  // namespace
+}  // namespace icewarden

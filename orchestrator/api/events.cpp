@@ -1,0 +1,131 @@
+#include "orchestrator/api/events.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "orchestrator/api/api.h"
+#include "orchestrator/api/json.h"
+#include "state/json_text.h"
+#include "state/state_store.h"
+
+namespace icewarden {
+namespace {
+
+using nlohmann::json;
+
+// Events per poll at most: a client far behind catches up over a few polls instead of one
+// write the size of the audit log.
+constexpr std::size_t kMaxEventsPerPoll = 500;
+// Active failovers whose steps are followed (the newest ones; more at once is not a thing).
+constexpr std::size_t kFollowedFailovers = 50;
+
+std::string TypeOf(const std::string& action) {
+  for (const char* prefix : {"region", "failover", "readiness", "drill"}) {
+    const std::string p = std::string(prefix) + ".";
+    if (action.rfind(p, 0) == 0) return prefix;
+  }
+  return "audit";
+}
+
+std::string Frame(std::int64_t id, const std::string& type, const json& data) {
+  return "id: " + std::to_string(id) + "\nevent: " + type + "\ndata: " + DumpJson(data) + "\n\n";
+}
+
+class EventStream final : public ApiStream {
+ public:
+  EventStream(StateStore& store, EventStreamOptions options)
+      : store_(store), options_(options), last_seq_(options.after_seq) {}
+
+  std::optional<std::string> Poll() override {
+    std::string out;
+    if (last_seq_ < 0) {
+      // From now on: the newest seq is where the client starts (a comment says which, so
+      // that a client may resume from it).
+      last_seq_ = NewestSeq();
+      out += ": icewarden events after seq " + std::to_string(last_seq_) + "\n\n";
+    }
+    auto events = store_.ListAudit({last_seq_, kMaxEventsPerPoll, std::nullopt});
+    if (events.ok()) {
+      for (const AuditEvent& e : *events) {
+        out += Frame(e.seq, TypeOf(e.action), Data(e));
+        last_seq_ = e.seq;
+      }
+    }
+    out += StepChanges();
+    if (out.empty()) {
+      if (++idle_polls_ >= options_.keepalive_polls) {
+        idle_polls_ = 0;
+        return std::string(":\n\n");
+      }
+    } else {
+      idle_polls_ = 0;
+    }
+    return out;
+  }
+
+ private:
+  json Data(const AuditEvent& e) const {
+    if (options_.full_audit) return AuditEventJson(e);
+    json full = AuditEventJson(e);
+    return json{{"seq", e.seq}, {"at", full["at"]}, {"action", e.action}, {"target", e.target}};
+  }
+
+  // The audit log is read oldest first, so this pages to its end once per connection.
+  std::int64_t NewestSeq() {
+    std::int64_t seq = 0;
+    for (;;) {
+      auto page = store_.ListAudit({seq, kMaxEventsPerPoll, std::nullopt});
+      if (!page.ok() || page->empty()) return seq;
+      seq = page->back().seq;
+      if (page->size() < kMaxEventsPerPoll) return seq;
+    }
+  }
+
+  // Every active failover whose phase or steps changed since the last poll (all of them on the
+  // first poll):
+  // one `step` event each, with all its steps.
+  std::string StepChanges() {
+    auto failovers = store_.ListFailovers(kFollowedFailovers);
+    if (!failovers.ok()) return "";
+    std::string out;
+    std::map<std::string, std::string> now;
+    for (const Failover& f : *failovers) {
+      if (IsTerminal(f.phase) && !seen_.count(f.id)) continue;
+      auto steps = store_.ListSteps(f.id);
+      if (!steps.ok()) continue;
+      json list = json::array();
+      std::string digest = FailoverPhaseName(f.phase);
+      for (const StepRecord& s : *steps) {
+        list.push_back(StepJson(s));
+        digest += "|" + s.step_id + ":" + StepStateName(s.state) + ":" + std::to_string(s.attempt);
+      }
+      if (!IsTerminal(f.phase)) now[f.id] = digest;
+      auto it = seen_.find(f.id);
+      if (it != seen_.end() && it->second == digest) continue;
+      out += Frame(last_seq_, "step",
+                   json{{"failover_id", f.id},
+                        {"phase", FailoverPhaseName(f.phase)},
+                        {"steps", std::move(list)}});
+    }
+    seen_ = std::move(now);
+    return out;
+  }
+
+  StateStore& store_;
+  const EventStreamOptions options_;
+  std::int64_t last_seq_;
+  int idle_polls_ = 0;
+  std::map<std::string, std::string> seen_;  // active failover id -> what its steps were
+};
+
+}  // namespace
+
+std::shared_ptr<ApiStream> MakeEventStream(StateStore& store, EventStreamOptions options) {
+  return std::make_shared<EventStream>(store, options);
+}
+
+}  // namespace icewarden
