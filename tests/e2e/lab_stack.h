@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -54,14 +55,23 @@ inline constexpr const char* kLabEu = "eu-central-1";
 inline constexpr const char* kLabZone = "lake.lab";
 
 // Polls `done` every 50 ms until it holds or `limit` passes; returns whether it held.
+// A condition that throws (a JSON field still null in an answer read mid-change) is not met
+// yet, rather than the end of the test.
 inline bool Eventually(const std::function<bool()>& done,
                        std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  auto met = [&] {
+    try {
+      return done();
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
   const auto stop = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < stop) {
-    if (done()) return true;
+    if (met()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return done();
+  return met();
 }
 
 // "lab: region us-east-1 http://127.0.0.1:41234" -> "http://127.0.0.1:41234"
