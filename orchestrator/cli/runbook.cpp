@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "orchestrator/cli/cli.h"
 #include "runbooks/plan.h"
 #include "runbooks/runbook_parser.h"
@@ -69,7 +71,10 @@ int RunbookPlanCommand(const RunbookPlanOptions& options, const ActionRegistry& 
     return kExitUsage;
   }
   if (options.output == "json") {
-    out << RenderPlanJson(plan.value()).dump(2) << '\n';
+    // A runbook's text need not be UTF-8 (a Latin-1 description): replaced, not thrown.
+    out << RenderPlanJson(plan.value())
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
   } else {
     out << RenderPlanText(plan.value());
   }

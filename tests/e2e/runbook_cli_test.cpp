@@ -42,6 +42,22 @@ TEST(RunbookCli, ABrokenRunbookGetsItsPositionAndExitTwo) {
       << "lists the real kinds: " << r.err;
 }
 
+// A runbook whose text is not UTF-8 (a Latin-1 description) plans as JSON with U+FFFD in its
+// place; the JSON writer threw and the CLI died in std::terminate (found by tests/fuzz).
+TEST(RunbookCli, ANonUtf8RunbookPlansAsJson) {
+  const std::string dir = testing::MakeTempDir("icewarden-plan-latin1");
+  const std::string file = dir + "/latin1.yaml";
+  std::ofstream(file) << "name: caf\xe9\ndescription: \"d\xe9placer\"\n"
+                      << "promote:\n  - {id: settle, action: wait, params: {duration: 1s}}\n";
+  auto out = RunCommand({IcewardenBinary(), "runbook", "plan", file, "--from", "us-east-1", "--to",
+                         "eu-central-1", "--scope", "owner:us-east-1", "--output", "json"},
+                        {});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto parsed = nlohmann::json::parse(out.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << out.out;
+  EXPECT_NE(out.out.find("caf\xef\xbf\xbd"), std::string::npos) << out.out;
+}
+
 TEST(RunbookCli, PlanResolvesEverythingAndMasksSecrets) {
   // A copy beside its ${file:secrets/...} secret, as an operator would lay it out.
   const std::string dir = testing::MakeTempDir("icewarden-plan");

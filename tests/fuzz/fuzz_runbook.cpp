@@ -47,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto plan = icewarden::PlanRunbook(*load.runbook, Registry(), bindings);
   if (plan.ok()) {
     (void)icewarden::RenderPlanText(*plan);
-    (void)icewarden::RenderPlanJson(*plan).dump();
+    // As `icewarden runbook plan --output json` writes it.
+    (void)icewarden::RenderPlanJson(*plan).dump(2, ' ', false,
+                                                nlohmann::json::error_handler_t::replace);
   }
   return 0;
 }
