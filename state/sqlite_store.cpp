@@ -289,6 +289,17 @@ Result<std::vector<AuditEvent>> SqliteStore::ListAudit(const AuditQuery& query) 
   }
 }
 
+Result<std::int64_t> SqliteStore::LastAuditSeq() {
+  std::lock_guard lock(mu_);
+  Result<SqliteStatement*> stmt =
+      Statement("SELECT COALESCE(MAX(seq), 0) FROM audit", "reading the audit log's last seq");
+  if (!stmt.ok()) return stmt.status();
+  ResetOnExit reset(*stmt);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  return *row ? (*stmt)->ColumnInt(0) : 0;
+}
+
 namespace {
 
 Status ConfigureConnection(SqliteConnection& db, const SqliteStoreOptions& options) {

@@ -75,6 +75,7 @@ class SqliteStore final : public StateStore, public DrillStore {
 
   Status AppendAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
+  Result<std::int64_t> LastAuditSeq() override;
 
   Status RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) override;
   Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override;

@@ -99,6 +99,8 @@ class StateStore {
   virtual Status AppendAudit(const AuditEvent& event) = 0;
   // Events in seq order.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
+  // The newest event's seq; 0 when the log is empty.
+  virtual Result<std::int64_t> LastAuditSeq() = 0;
 
   // ---- Webhook deliveries ----
   // Records that a delivery was acted on, with its audit event, once: kConflict (and nothing

@@ -45,7 +45,9 @@ class EventStream final : public ApiStream {
     if (last_seq_ < 0) {
       // From now on: the newest seq is where the client starts (a comment says which, so
       // that a client may resume from it).
-      last_seq_ = NewestSeq();
+      auto newest = store_.LastAuditSeq();
+      if (!newest.ok()) return std::string(": the audit log cannot be read now; retrying\n\n");
+      last_seq_ = *newest;
       out += ": icewarden events after seq " + std::to_string(last_seq_) + "\n\n";
     }
     auto events = store_.ListAudit({last_seq_, kMaxEventsPerPoll, std::nullopt});
@@ -69,25 +71,13 @@ class EventStream final : public ApiStream {
 
  private:
   json Data(const AuditEvent& e) const {
-    if (options_.full_audit) return AuditEventJson(e);
-    json full = AuditEventJson(e);
-    return json{{"seq", e.seq}, {"at", full["at"]}, {"action", e.action}, {"target", e.target}};
+    json j = AuditEventJson(e);
+    if (options_.full_audit) return j;
+    return json{{"seq", e.seq}, {"at", j["at"]}, {"action", e.action}, {"target", e.target}};
   }
 
-  // The audit log is read oldest first, so this pages to its end once per connection.
-  std::int64_t NewestSeq() {
-    std::int64_t seq = 0;
-    for (;;) {
-      auto page = store_.ListAudit({seq, kMaxEventsPerPoll, std::nullopt});
-      if (!page.ok() || page->empty()) return seq;
-      seq = page->back().seq;
-      if (page->size() < kMaxEventsPerPoll) return seq;
-    }
-  }
-
-  // Every active failover whose phase or steps changed since the last poll (all of them on the
-  // first poll):
-  // one `step` event each, with all its steps.
+  // One `step` event, with all its steps, for every active failover whose phase or steps
+  // changed since the last poll (for all of them on the first poll).
   std::string StepChanges() {
     auto failovers = store_.ListFailovers(kFollowedFailovers);
     if (!failovers.ok()) return "";

@@ -49,6 +49,10 @@ ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::
   return a;
 }
 
+namespace {
+constexpr std::size_t kMaxEventBytes = 4 << 20;
+}  // namespace
+
 bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
                 const std::function<bool(const ServerEvent&)>& on_event) {
   httplib::Client client(o.server);
@@ -71,6 +75,11 @@ bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
       },
       [&](const char* data, size_t size) {
         pending.append(data, size);
+        // The daemon's events are a few KiB; a line or an event past this is not one of them.
+        if (pending.size() > kMaxEventBytes || event.data.size() > kMaxEventBytes) {
+          ok = false;
+          return false;
+        }
         for (size_t nl; !stop && (nl = pending.find('\n')) != std::string::npos;) {
           std::string line = pending.substr(0, nl);
           pending.erase(0, nl + 1);

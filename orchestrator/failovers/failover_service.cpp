@@ -214,7 +214,7 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
     route = d_.routes->Named(req.route);
     if (route == nullptr)
       return Refuse(Status::InvalidArgument("route: the config has no failover route named '" +
-                                            req.route + "'"));
+                                            req.route.substr(0, 128) + "'"));
     if (!RouteTable::Covers(*route, f.kind, f.from, f.to, f.scope)) {
       const FailoverRouteConfig& c = route->config;
       std::string why = "route: " + c.name + " is a " + c.kind + " from " + c.from + " to " + c.to +

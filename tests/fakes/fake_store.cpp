@@ -185,6 +185,11 @@ Result<std::vector<AuditEvent>> FakeStore::ListAudit(const AuditQuery& query) {
   return out;
 }
 
+Result<std::int64_t> FakeStore::LastAuditSeq() {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  return audit_.empty() ? 0 : audit_.back().seq;
+}
+
 Status FakeStore::RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) {
   ICEWARDEN_FAKE_FAIL_IF_ASKED();
   for (const WebhookDelivery& d : deliveries_)

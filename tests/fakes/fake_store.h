@@ -46,6 +46,7 @@ class FakeStore final : public StateStore {
 
   Status AppendAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
+  Result<std::int64_t> LastAuditSeq() override;
 
   Status RecordWebhookDelivery(const WebhookDelivery& delivery, const AuditEvent& why) override;
   Result<std::optional<WebhookDelivery>> GetWebhookDelivery(const std::string& key) override;

@@ -55,6 +55,7 @@ class ForwardingStore : public StateStore {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& q) override {
     return inner_.ListAudit(q);
   }
+  Result<std::int64_t> LastAuditSeq() override { return inner_.LastAuditSeq(); }
   Status RecordWebhookDelivery(const WebhookDelivery& d, const AuditEvent& why) override {
     return inner_.RecordWebhookDelivery(d, why);
   }

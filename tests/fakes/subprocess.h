@@ -25,7 +25,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 
 class Subprocess {
  public:
-  Subprocess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
+  Subprocess(const std::vector<std::string>& argv,
+             const std::map<std::string, std::string>& env = {});
   ~Subprocess();  // SIGKILLs and reaps the child if still running
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;

@@ -74,6 +74,15 @@ TEST_F(ApiFailoverCommandsTest, ProposeApproveAndReadTheReport) {
   EXPECT_EQ(ack.status, 200) << ack.body;
 }
 
+TEST_F(ApiFailoverCommandsTest, AProposalMayNameItsRoute) {
+  ApiResponse res = Call(
+      "POST", "/api/v1/failovers",
+      R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x","route":"us-to-eu","dry_run":true})",
+      "olivia");
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(json::parse(res.body)["plan"]["route"], "us-to-eu") << res.body;
+}
+
 TEST_F(ApiFailoverCommandsTest, BadInputIsAJsonErrorAndChangesNothing) {
   const std::string id = ProposeViaApi();
   const std::string approve = "/api/v1/failovers/" + id + "/approve";
@@ -124,6 +133,20 @@ TEST_F(ApiFailoverCommandsTest, BadInputIsAJsonErrorAndChangesNothing) {
       {"POST", "/api/v1/failovers/" + id + "/report", "{}", "olivia", 405, "use GET"},
       {"GET", "/api/v1/failovers/fo-nope/report", "", "viewer", 404, "fo-nope"},
       {"POST", "/api/v1/failovers", std::string(kApiMaxBodyBytes + 1, ' '), "olivia", 413, "limit"},
+      {"POST", "/api/v1/failovers",
+       R"({"to":"eu-central-1","scope":"owner:us-east-1","reason":"x","route":"eu-to-us"})",
+       "olivia", 400, "route: eu-to-us is a failover from eu-central-1 to us-east-1"},
+      {"POST", "/api/v1/failovers",
+       json{{"to", "eu-central-1"},
+            {"scope", "owner:us-east-1"},
+            {"reason", "x"},
+            {"route", std::string(5000, 'r')}}
+           .dump(),
+       "olivia", 400, "no failover route named '" + std::string(128, 'r') + "'"},
+      {"POST", "/api/v1/failovers",
+       R"({"kind":"failback","scope":"owner:us-east-1","reason":"x",)"
+       R"("route":"us-to-eu"})",
+       "olivia", 400, "a failback takes no route"},
   };
   const std::string before = Digest(true);
   for (const Case& c : cases) {

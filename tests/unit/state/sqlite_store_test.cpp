@@ -49,6 +49,7 @@ TEST_F(SqliteStoreTest, RegionsRoundTripOrderedByName) {
 }
 
 TEST_F(SqliteStoreTest, AuditIsAppendOnly) {
+  EXPECT_EQ(*store_->LastAuditSeq(), 0) << "an empty log";
   ASSERT_TRUE(store_->AppendAudit(Why("failover.propose", "fo-1")).ok());
   store_.reset();
   std::string error;
@@ -107,6 +108,9 @@ TEST_F(SqliteStoreTest, EveryMutationAppendsItsAuditEventWithIncreasingSeq) {
   Result<std::vector<AuditEvent>> first_two = store_->ListAudit(two);
   ASSERT_TRUE(first_two.ok());
   EXPECT_EQ(first_two->size(), 2u);
+  Result<std::int64_t> last = store_->LastAuditSeq();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, events.back().seq) << "the newest event's seq";
 
   AuditEvent bad = Why("x", "y");
   bad.detail_json = "{not json";
