@@ -17,6 +17,7 @@
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/dashboard/dashboard.h"
 #include "orchestrator/drills/drill_scheduler.h"
 #include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_runner.h"
@@ -276,6 +277,14 @@ int CmdServe(const ServeOptions& options) {
   DrillScheduler drill_scheduler(scheduler_deps);
   api.SetWebhookReceiver(&webhooks);
   api.SetRegionEvents(webhook_deps.region_event);
+  const Dashboard dashboard = options.dashboard_dir.empty()
+                                  ? Dashboard::Embedded()
+                                  : Dashboard::FromDirectory(options.dashboard_dir);
+  if (!options.dashboard_dir.empty()) {
+    spdlog::warn("dashboard: serving its files from {}, read on every request (development)",
+                 options.dashboard_dir);
+  }
+  api.SetDashboard(&dashboard);
 
   // DESIGN.md rule 8: a commit in a region that does not own the table fences that region and
   // pages, through the `alerts:` routes.

@@ -9,6 +9,9 @@ struct ServeOptions {
   std::string config_path;
   std::string listen;      // overrides api.listen when set
   std::string state_path;  // overrides state.path when set
+  // Serve the dashboard's files from this directory, read at every request (development:
+  // a change shows on reload), instead of the copies compiled in.
+  std::string dashboard_dir;
 };
 
 // Runs the daemon until SIGINT/SIGTERM. Returns an ExitCode (cli.h).

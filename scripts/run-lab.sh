@@ -146,8 +146,11 @@ pids+=($!)
 wait_until "the lab" "$LAB_DIR/lab.log" grep -q '^lab: ready' "$LAB_DIR/lab.log"
 
 # DNS_TSIG_SECRET is in serve's environment: the runbook reads ${env.DNS_TSIG_SECRET}.
+# ICEWARDEN_DASHBOARD_DIR=orchestrator/dashboard/www serves the dashboard's files from there,
+# so a change to them shows on reload (development; serve --dashboard-dir).
 build/icewarden serve --config examples/local.yaml --listen "127.0.0.1:$PORT" \
-  --state "$LAB_DIR/icewarden.db" > "$LAB_DIR/icewarden.out" 2> "$LAB_DIR/icewarden.log" &
+  --state "$LAB_DIR/icewarden.db" ${ICEWARDEN_DASHBOARD_DIR:+--dashboard-dir "$ICEWARDEN_DASHBOARD_DIR"} \
+  > "$LAB_DIR/icewarden.out" 2> "$LAB_DIR/icewarden.log" &
 pids+=($!)
 wait_until "icewarden serve" "$LAB_DIR/icewarden.log" grep -q 'serving' "$LAB_DIR/icewarden.out"
 

@@ -26,6 +26,8 @@ packages=(
   # Prometheus Alertmanager: the lab's, the alert.alertmanager action's integration test and
   # the alerting loop's, which posts to icewarden's webhook (amtool: docs/webhooks.md)
   prometheus-alertmanager
+  # the dashboard's browser tests (tests/ui/): Playwright drives Debian's chromium, with a font
+  chromium fonts-dejavu-core
 )
 
 missing=()
@@ -35,7 +37,7 @@ for p in "${packages[@]}"; do
   fi
 done
 
-# Node.js runs Stoplight Prism, the validating proxy of the conformance tests.
+# Node.js runs Stoplight Prism, the validating proxy of the conformance tests, and Playwright.
 if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 
 SUDO=""
@@ -48,12 +50,15 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# npm packages, pinned by tests/conformance/package-lock.json; reinstalled only when the
-# lock file changed since the last install.
-conformance="$(dirname "$0")/../tests/conformance"
-stamp="$conformance/node_modules/.icewarden-lock"
-if [ ! -f "$stamp" ] || ! cmp -s "$conformance/package-lock.json" "$stamp"; then
-  echo "setup: npm install in tests/conformance"
-  (cd "$conformance" && npm ci --no-audit --no-fund --loglevel=error)
-  cp "$conformance/package-lock.json" "$stamp"
-fi
+# npm packages, pinned by each folder's package-lock.json (Stoplight Prism for the
+# conformance tests; playwright-core and axe-core for the dashboard's); reinstalled only
+# when the lock file changed since the last install.
+for dir in tests/conformance tests/ui; do
+  folder="$(dirname "$0")/../$dir"
+  stamp="$folder/node_modules/.icewarden-lock"
+  if [ ! -f "$stamp" ] || ! cmp -s "$folder/package-lock.json" "$stamp"; then
+    echo "setup: npm install in $dir"
+    (cd "$folder" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$folder/package-lock.json" "$stamp"
+  fi
+done

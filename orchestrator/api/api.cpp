@@ -7,6 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "orchestrator/api/auth.h"
@@ -16,9 +17,11 @@
 #include "orchestrator/api/json.h"
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
+#include "orchestrator/api/ownership.h"
 #include "orchestrator/api/query.h"
 #include "orchestrator/api/readiness.h"
 #include "orchestrator/api/regions.h"
+#include "orchestrator/api/ui.h"
 #include "orchestrator/api/webhooks.h"
 #include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_report.h"
@@ -146,13 +149,17 @@ class Api::Impl {
         {"GET", "/healthz", std::nullopt, {}, &Impl::Healthz},
         {"GET", "/readyz", std::nullopt, {}, &Impl::Readyz},
         {"GET", "/metrics", std::nullopt, {}, &Impl::Metrics},
+        // The dashboard's page and files: static, no token (the page asks for one).
+        {"GET", "/", std::nullopt, {}, &Impl::DashboardIndex},
+        {"GET", "/ui/{id}", std::nullopt, {}, &Impl::DashboardAsset},
+        {"GET", "/api/v1/session", Permission::kReadRegions, {}, &Impl::Session},
         {"GET", "/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
         {"POST", "/api/v1/regions/{id}/fence", Permission::kSetRegionOverlay, {}, &Impl::Fence},
         {"POST", "/api/v1/regions/{id}/unfence", Permission::kSetRegionOverlay, {}, &Impl::Unfence},
         {"GET",
          "/api/v1/ownership",
          Permission::kReadOwnership,
-         {"owner", "after", "limit"},
+         {"owner", "namespace", "state", "after", "limit"},
          &Impl::OwnershipList},
         {"GET", "/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
         {"POST", "/api/v1/failovers", Permission::kProposeFailover, {}, &Impl::Propose},
@@ -249,11 +256,13 @@ class Api::Impl {
       return JsonErrorResponse(
           404, "not_found",
           "no route for " + std::string(target.path) +
-              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag,readiness}, "
+              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag,readiness,"
+              "events,session}, "
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
               "/api/v1/regions/{name}/{fence,unfence}, "
               "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
-              "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics");
+              "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics, and the "
+              "dashboard at /");
     }
     if (route == nullptr) {
       ApiResponse res = JsonErrorResponse(405, "method_not_allowed",
@@ -392,6 +401,7 @@ class Api::Impl {
   void SetDrillService(DrillService* service) { drills_ = service; }
   void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
   void SetRegionEvents(RegionEventSink sink) { region_events_ = std::move(sink); }
+  void SetDashboard(const Dashboard* dashboard) { dashboard_ = dashboard; }
 
  private:
   ApiResponse Fence(const Call& c) { return Overlay(c, HealthEvent::kSetFenced); }
@@ -431,6 +441,28 @@ class Api::Impl {
     auto owner = Filter(call.query, "owner", "owner=us-east-1");
     if (!owner.ok()) return BadRequest(owner.status().message());
     q.owner = *owner;
+    OwnershipFilter filter;
+    auto ns = Filter(call.query, "namespace", "namespace=sales.eu");
+    if (!ns.ok()) return BadRequest(ns.status().message());
+    if (*ns) {
+      auto levels = NamespaceLevels(**ns);
+      if (!levels) {
+        return BadRequest(
+            "namespace must be dotted levels without empty ones, e.g. "
+            "namespace=sales or namespace=sales.eu (it matches that namespace "
+            "and the ones inside it)");
+      }
+      filter.namespace_levels = std::move(*levels);
+    }
+    auto state = Filter(call.query, "state", "state=behind");
+    if (!state.ok()) return BadRequest(state.status().message());
+    if (*state) {
+      if (!KnownTableLagState(**state)) {
+        return BadRequest("state must be one of " + std::string(kTableLagStates) + "; got '" +
+                          **state + "'");
+      }
+      filter.lag_state = **state;
+    }
     if (auto after = call.query.Get("after")) {
       q.after = TableIdent::Parse(*after);
       if (!q.after) {
@@ -441,17 +473,31 @@ class Api::Impl {
     }
     auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
     if (!limit.ok()) return BadRequest(limit.status().message());
+    const auto lag = live_ != nullptr ? live_->Lag() : nullptr;
     // One extra row says whether there is a next page.
-    q.limit = static_cast<std::size_t>(*limit) + 1;
-    auto rows = store_.ListOwnership(q);
+    auto rows =
+        ListOwnershipPage(store_, q, filter, lag.get(), static_cast<std::size_t>(*limit) + 1);
     if (!rows.ok()) return StoreError(rows.status());
     const bool more = rows->size() > static_cast<std::size_t>(*limit);
     if (more) rows->resize(static_cast<std::size_t>(*limit));
     json tables = json::array();
-    for (const Ownership& o : *rows) tables.push_back(OwnershipJson(o));
-    json next = more ? json(rows->back().table.ToString()) : json(nullptr);
+    for (const OwnershipRow& r : *rows) {
+      json row = OwnershipJson(r.ownership);
+      row["lag_state"] = r.lag_state.empty() ? json(nullptr) : json(r.lag_state);
+      row["lag_bound_ms"] = r.lag_bound_ms ? json(*r.lag_bound_ms) : json(nullptr);
+      tables.push_back(std::move(row));
+    }
+    json next = more ? json(rows->back().ownership.table.ToString()) : json(nullptr);
     return JsonResponse(200, {{"tables", std::move(tables)}, {"next_after", std::move(next)}});
   }
+
+  ApiResponse DashboardIndex(const Call&) {
+    return DashboardFileResponse(dashboard_, "index.html");
+  }
+  ApiResponse DashboardAsset(const Call& call) {
+    return DashboardFileResponse(dashboard_, call.id);
+  }
+  ApiResponse Session(const Call& call) { return JsonResponse(200, SessionJson(call.principal)); }
 
   ApiResponse FailoverList(const Call& call) {
     auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
@@ -647,6 +693,7 @@ class Api::Impl {
   const ReadinessBoard* readiness_ = nullptr;  // likewise
   WebhookReceiver* webhooks_ = nullptr;        // likewise
   RegionEventSink region_events_;              // likewise
+  const Dashboard* dashboard_ = nullptr;       // likewise
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -669,5 +716,7 @@ void Api::SetDrillService(DrillService* service) { impl_->SetDrillService(servic
 
 void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookReceiver(receiver); }
 void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::move(sink)); }
+
+void Api::SetDashboard(const Dashboard* dashboard) { impl_->SetDashboard(dashboard); }
 
 }  // namespace icewarden

@@ -6,7 +6,9 @@
 //   /readyz                   200 {"status":"ready"} / 503 {"status":"not_ready"}, no token
 //   /metrics                  Prometheus text 0.0.4 (metrics_exposition.h), no token
 //   /api/v1/regions           {"regions":[...]}                         read_regions
-//   /api/v1/ownership         ?owner= &after=a.b.table &limit=1..10000 (1000)
+//   /api/v1/ownership         ?owner= &namespace=a.b &state= &after=a.b.table
+//                             &limit=1..10000 (1000); rows carry the latest lag round's
+//                             worst lag_state and lag_bound_ms (ownership.h)
 //                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
 //   /api/v1/failovers         ?limit=1..1000 (100), newest first        read_failovers
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
@@ -27,6 +29,7 @@
 //                             &limit=1..10000 (1000): the latest lag round (lag.h), one
 //                             page, "next_after": {table, replica} | null; 503 until the
 //                             first round has finished                       read_regions
+//   /, /ui/NAME, /api/v1/session: the dashboard (ui.h)
 // Field shapes are in json.h; permissions per role in auth.cpp.
 //
 // Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query
@@ -56,6 +59,7 @@
 
 namespace icewarden {
 
+class Dashboard;
 class DrillService;
 class FailoverService;
 class LiveView;
@@ -140,6 +144,10 @@ class Api {
   // Where the region overlay commands go (regions.h): in serve, the watch's health machine.
   // Optional: without it they answer 503.
   void SetRegionEvents(RegionEventSink sink);
+
+  // The dashboard's files (GET / and /ui/NAME, ui.h). Optional: without it those routes
+  // answer 503. `dashboard` must outlive the Api.
+  void SetDashboard(const Dashboard* dashboard);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

@@ -77,6 +77,13 @@ bool RoleAllows(Role role, Permission p) {
   return g != nullptr && Holds(*g, role);
 }
 
+std::vector<std::string> PermissionNamesOf(Role role) {
+  std::vector<std::string> out;
+  for (const Grant& g : kGrants)
+    if (Holds(g, role)) out.emplace_back(g.name);
+  return out;
+}
+
 std::string RolesAllowedTo(Permission p) {
   static constexpr std::pair<Role, const char*> kRoles[] = {
       {Role::kViewer, "viewer"},

@@ -39,6 +39,10 @@ const char* PermissionName(Permission p);
 // Whether a token with `role` may do `p` (the table in auth.cpp).
 bool RoleAllows(Role role, Permission p);
 
+// The names of every permission `role` holds, in the table's order: GET /api/v1/session,
+// which the dashboard reads to show only the buttons the signed-in role may use.
+std::vector<std::string> PermissionNamesOf(Role role);
+
 // "operator, approver or admin": the roles that hold `p`, for 403 messages.
 std::string RolesAllowedTo(Permission p);
 

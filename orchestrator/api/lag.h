@@ -30,7 +30,9 @@ struct LagPage {
   std::size_t limit = 1000;
 };
 
-// {"at", "summary": {...}, "region_errors", "loads": {...}, "tables": [TableLag...],
+// {"at", "summary": {...}, "pairs": [{owner, replica, tables, states: {state: n},
+//  missing_commits, worst_bound_ms, worst_table, unbounded}], "region_errors",
+//  "loads": {...}, "tables": [TableLag...],
 //  "next_after": {"table", "replica"} | null}. The summary covers every row the filter
 // matches, not only the page; its worst_bound_ms (with unbounded, the rows nothing bounds)
 // is the RPO bound while rows are unknown. Rows carry lag_bound_ms and, when unknown,

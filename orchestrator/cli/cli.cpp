@@ -62,6 +62,11 @@ int RunCli(int argc, char** argv) {
   serve_cmd->add_option("--listen", serve.listen,
                         "HOST:PORT to serve the API on (overrides api.listen)");
   serve_cmd->add_option("--state", serve.state_path, "SQLite state file (overrides state.path)");
+  serve_cmd
+      ->add_option("--dashboard-dir", serve.dashboard_dir,
+                   "serve the dashboard's files from this directory, read on every request so "
+                   "a change shows on reload (development; e.g. orchestrator/dashboard/www)")
+      ->check(CLI::ExistingDirectory);
   serve_cmd->callback([&] { exit_code = CmdServe(serve); });
 
   auto* config_cmd = app.add_subcommand("config", "work with config files");

@@ -218,7 +218,7 @@ TEST_F(ApiTest, UnknownQueryParameterIs400NamingIt) {
   EXPECT_EQ(res.status, 400);
   EXPECT_EQ(ErrorCode(res), "bad_request");
   EXPECT_NE(ErrorMessage(res).find("'limt'"), std::string::npos) << ErrorMessage(res);
-  EXPECT_NE(ErrorMessage(res).find("owner, after, limit"), std::string::npos);
+  EXPECT_NE(ErrorMessage(res).find("owner, namespace, state, after, limit"), std::string::npos);
   EXPECT_EQ(Get("/api/v1/regions?x=1").status, 400);
   EXPECT_EQ(Get("/metrics?x=1", "").status, 400);
 }

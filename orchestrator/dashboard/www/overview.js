@@ -1,0 +1,55 @@
+// The overview: every region's health and why, each failover route's readiness, the
+// failovers in flight, and the worst lag.
+import {get} from "./api.js";
+import {h, fill, when, duration, badge, table, errorBox} from "./dom.js";
+
+const TERMINAL = ["completed", "aborted", "rolled_back"];
+
+export async function overviewPage(el, ctx) {
+  const regions = h("section", {"aria-labelledby": "regions-h"});
+  const active = h("section", {"aria-labelledby": "active-h"});
+  const readiness = h("section", {"aria-labelledby": "readiness-h"});
+  const lag = h("section", {"aria-labelledby": "lag-h"});
+  fill(el, h("h1", {}, "Overview"),
+    ctx.can("propose_failover")
+      ? h("p", {}, h("a", {class: "button", href: "#/propose"}, "Propose a failover…")) : null,
+    regions, active, lag, readiness);
+
+  async function refresh() {
+    const [r, f, ready, l] = await Promise.all([get("/api/v1/regions"),
+      get("/api/v1/failovers?limit=50"), get("/api/v1/readiness"), get("/api/v1/lag?limit=1")]);
+    fill(regions, h("h2", {id: "regions-h"}, "Regions"), r.status !== 200 ? errorBox(r) :
+      table(null, ["Region", "Health", "Overlays", "Since", "Reason"],
+        r.body.regions.map((x) => [h("strong", {}, x.name), badge(x.health),
+          [x.fenced ? badge("fenced") : null, x.maintenance ? badge("maintenance") : null],
+          when(x.since), x.reason]), {id: "regions"}));
+    const inFlight = f.status === 200
+      ? f.body.failovers.filter((x) => !TERMINAL.includes(x.phase) && !(x.ack)) : [];
+    fill(active, h("h2", {id: "active-h"}, "Active failovers"), f.status !== 200 ? errorBox(f) :
+      table(null, ["Failover", "Kind", "Phase", "Scope", "From → to", "Proposed by", "Reason"],
+        inFlight.map((x) => [h("a", {href: "#/failovers/" + encodeURIComponent(x.id)}, x.id),
+          x.kind, badge(x.phase), x.scope, x.from + " → " + x.to, x.proposed_by, x.reason]),
+        {id: "active-failovers"}));
+    if (l.status === 200) {
+      const s = l.body.summary;
+      fill(lag, h("h2", {id: "lag-h"}, "Worst lag"),
+        h("p", {id: "worst-lag"}, s.worst_bound_table
+          ? [h("strong", {}, duration(s.worst_bound_ms)), " — ", s.worst_bound_table, " in ",
+            s.worst_bound_replica, "; ", String(s.total_missing), " commits missing over ",
+            String(s.tables), " tables", s.unbounded ? "; " + s.unbounded + " not bounded" : "",
+            s.any_divergence ? "; DIVERGENCE" : "", s.complete ? "" : " (round incomplete)"]
+          : "no replica trails its owner"),
+        h("p", {}, "Measured " + when(l.body.at) + ". ", h("a", {href: "#/lag"}, "Lag per region pair")));
+    } else {
+      fill(lag, h("h2", {id: "lag-h"}, "Worst lag"), errorBox(l));
+    }
+    fill(readiness, h("h2", {id: "readiness-h"}, "Failover routes"), ready.status !== 200
+      ? errorBox(ready)
+      : table(null, ["Route", "Ready", "Checked", "Not ready because"],
+        ready.body.routes.map((x) => [x.route, badge(x.ready ? "ready" : "not_ready"),
+          when(x.checked_at), (x.checks || []).filter((c) => !c.ok).map((c) =>
+            h("div", {}, c.name + ": " + c.reason))]), {id: "readiness"}));
+  }
+  await refresh();
+  return {refresh, events: ["region", "failover", "readiness", "step"]};
+}
