@@ -1,5 +1,6 @@
 #include "orchestrator/api/api.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <exception>
@@ -161,7 +162,11 @@ class Api::Impl {
          Permission::kReadOwnership,
          {"owner", "namespace", "state", "after", "limit"},
          &Impl::OwnershipList},
-        {"GET", "/api/v1/failovers", Permission::kReadFailovers, {"limit"}, &Impl::FailoverList},
+        {"GET",
+         "/api/v1/failovers",
+         Permission::kReadFailovers,
+         {"limit", "active"},
+         &Impl::FailoverList},
         {"POST", "/api/v1/failovers", Permission::kProposeFailover, {}, &Impl::Propose},
         {"GET",
          "/api/v1/failovers/{id}",
@@ -502,8 +507,20 @@ class Api::Impl {
   ApiResponse FailoverList(const Call& call) {
     auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
     if (!limit.ok()) return BadRequest(limit.status().message());
-    auto failovers = store_.ListFailovers(static_cast<std::size_t>(*limit));
+    auto active = call.query.Get("active");
+    if (active && *active != "true" && *active != "false")
+      return BadRequest("active must be true or false, e.g. active=true");
+    // active=true: only the failovers not yet ended (an index), which is what the dashboard's
+    // overview shows after every change, from each browser.
+    auto failovers = active == "true" ? store_.ListActiveFailovers()
+                                      : store_.ListFailovers(static_cast<std::size_t>(*limit));
     if (!failovers.ok()) return StoreError(failovers.status());
+    if (active == "true") {
+      // Oldest first from the store; newest first here as for the whole list.
+      std::reverse(failovers->begin(), failovers->end());
+      if (failovers->size() > static_cast<std::size_t>(*limit))
+        failovers->resize(static_cast<std::size_t>(*limit));
+    }
     json list = json::array();
     for (const Failover& f : *failovers) list.push_back(FailoverJson(f));
     return JsonResponse(200, {{"failovers", std::move(list)}});

@@ -10,7 +10,8 @@
 //                             &limit=1..10000 (1000); rows carry the latest lag round's
 //                             worst lag_state and lag_bound_ms (ownership.h)
 //                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
-//   /api/v1/failovers         ?limit=1..1000 (100), newest first        read_failovers
+//   /api/v1/failovers         ?limit=1..1000 (100) &active=true (only those not ended),
+//                             newest first                              read_failovers
 //   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
 //   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
 //   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:

@@ -1,5 +1,7 @@
 #include "orchestrator/api/events.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -77,13 +79,28 @@ class EventStream final : public ApiStream {
   }
 
   // One `step` event, with all its steps, for every active failover whose phase or steps
-  // changed since the last poll (for all of them on the first poll).
+  // changed since the last poll (for all of them on the first poll), and once more for a
+  // followed one that has ended. Reads only the active failovers (an index): a poll with
+  // nothing in flight costs two indexed reads, whatever the number of failovers ever run.
   std::string StepChanges() {
-    auto failovers = store_.ListFailovers(kFollowedFailovers);
-    if (!failovers.ok()) return "";
+    auto active = store_.ListActiveFailovers();
+    if (!active.ok()) return "";
+    std::vector<Failover> failovers = std::move(*active);
+    // Oldest first: the newest kFollowedFailovers are the ones followed.
+    if (failovers.size() > kFollowedFailovers)
+      failovers.erase(failovers.begin(),
+                      failovers.end() - static_cast<std::ptrdiff_t>(kFollowedFailovers));
+    for (const auto& entry : seen_) {
+      const std::string& id = entry.first;
+      const bool still = std::any_of(failovers.begin(), failovers.end(),
+                                     [&](const Failover& f) { return f.id == id; });
+      if (still) continue;
+      auto ended = store_.GetFailover(id);
+      if (ended.ok() && ended->has_value()) failovers.push_back(**ended);
+    }
     std::string out;
     std::map<std::string, std::string> now;
-    for (const Failover& f : *failovers) {
+    for (const Failover& f : failovers) {
       if (IsTerminal(f.phase) && !seen_.count(f.id)) continue;
       auto steps = store_.ListSteps(f.id);
       if (!steps.ok()) continue;

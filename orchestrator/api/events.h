@@ -28,7 +28,7 @@ class StateStore;
 struct EventStreamOptions {
   std::int64_t after_seq = -1;  // -1: from now on (the first event is the next appended)
   bool full_audit = false;      // the principal may read the audit log
-  int keepalive_polls = 60;     // an SSE comment after this many empty polls (a proxy's idle)
+  int keepalive_polls = 150;    // an SSE comment after this many empty polls (15 s at 100 ms)
 };
 
 std::shared_ptr<ApiStream> MakeEventStream(StateStore& store, EventStreamOptions options);

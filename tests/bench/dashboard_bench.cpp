@@ -11,6 +11,7 @@
 //
 // Usage: dashboard_bench [--tables N=100000] [--browsers B=20] [--changes C=40]
 //                        [--renders R=10]
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +91,8 @@ int main(int argc, char** argv) {
   const pid_t serve = fork();
   if (serve == 0) {
     dup2(out[1], STDOUT_FILENO);
+    const int log = open((dir + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (log >= 0) dup2(log, STDERR_FILENO);
     setenv("DNS_TSIG_SECRET", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", 1);
     execl(ICEWARDEN_BINARY, ICEWARDEN_BINARY, "serve", "--config",
           (dir + "/icewarden.yaml").c_str(), static_cast<char*>(nullptr));

@@ -105,7 +105,7 @@ try {
     const cpu0 = cpuSeconds(), t0 = Date.now();
     for (let i = 0; i < CHANGES; ++i) {
       const p = await api("POST", "/api/v1/failovers", process.env.OPERATOR_TOKEN, {
-        to: "eu-central-1", scope: "namespace:ns001", reason: "bench " + i});
+        to: "eu-central-1", from: "us-east-1", scope: "namespace:ns001", reason: "bench " + i});
       if (p.status !== 201) throw new Error("propose answered " + p.status + ": " + JSON.stringify(p.body));
       const id = p.body.failover.id;
       await sleep(500);

@@ -98,17 +98,25 @@ function start() {
 function onEvent(event) {
   document.dispatchEvent(new CustomEvent("icewarden-event", {detail: event}));
   if (page && page.refresh && (!page.events || page.events.includes(event.type))) {
-    scheduleRefresh();
+    scheduleRefresh(event.type);
   }
 }
 
-// Many events come in bursts (a failover's steps): one read after the burst.
-function scheduleRefresh() {
+// Many events come in bursts (a failover's steps): one read after the burst, told which
+// kinds of event it follows (null: everything, after a reconnection), so a page reads only
+// what changed.
+let pendingTypes = new Set();
+function scheduleRefresh(type) {
+  if (pendingTypes !== null) {
+    if (type) pendingTypes.add(type); else pendingTypes = null;
+  }
   if (refreshTimer) return;
   refreshTimer = setTimeout(async () => {
     refreshTimer = null;
-    if (page && page.refresh) await page.refresh();
-  }, 150);
+    const types = pendingTypes;
+    pendingTypes = new Set();
+    if (page && page.refresh) await page.refresh(types);
+  }, 50);
 }
 
 async function route() {

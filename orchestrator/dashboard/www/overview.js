@@ -15,14 +15,27 @@ export async function overviewPage(el, ctx) {
       ? h("p", {}, h("a", {class: "button", href: "#/propose"}, "Propose a failover…")) : null,
     regions, active, lag, readiness);
 
-  async function refresh() {
-    const [r, f, ready, l] = await Promise.all([get("/api/v1/regions"),
-      get("/api/v1/failovers?limit=50"), get("/api/v1/readiness"), get("/api/v1/lag?limit=1")]);
+  // types: the kinds of event since the last read (region, failover, step, readiness), or
+  // null for everything: a page reads only what changed.
+  async function refresh(types) {
+    const wants = (...kinds) => !types || kinds.some((k) => types.has(k));
+    await Promise.all([
+      wants("region") ? get("/api/v1/regions").then(showRegions) : null,
+      wants("failover", "step") ? get("/api/v1/failovers?active=true&limit=50").then(showFailovers) : null,
+      wants("region") ? get("/api/v1/lag?limit=1").then(showLag) : null,
+      wants("readiness") ? get("/api/v1/readiness").then(showReadiness) : null,
+    ]);
+  }
+
+  function showRegions(r) {
     fill(regions, h("h2", {id: "regions-h"}, "Regions"), r.status !== 200 ? errorBox(r) :
       table(null, ["Region", "Health", "Overlays", "Since", "Reason"],
         r.body.regions.map((x) => [h("strong", {}, x.name), badge(x.health),
           [x.fenced ? badge("fenced") : null, x.maintenance ? badge("maintenance") : null],
           when(x.since), x.reason]), {id: "regions"}));
+  }
+
+  function showFailovers(f) {
     const inFlight = f.status === 200
       ? f.body.failovers.filter((x) => !TERMINAL.includes(x.phase) && !(x.ack)) : [];
     fill(active, h("h2", {id: "active-h"}, "Active failovers"), f.status !== 200 ? errorBox(f) :
@@ -30,19 +43,22 @@ export async function overviewPage(el, ctx) {
         inFlight.map((x) => [h("a", {href: "#/failovers/" + encodeURIComponent(x.id)}, x.id),
           x.kind, badge(x.phase), x.scope, x.from + " → " + x.to, x.proposed_by, x.reason]),
         {id: "active-failovers"}));
-    if (l.status === 200) {
-      const s = l.body.summary;
-      fill(lag, h("h2", {id: "lag-h"}, "Worst lag"),
-        h("p", {id: "worst-lag"}, s.worst_bound_table
-          ? [h("strong", {}, duration(s.worst_bound_ms)), " — ", s.worst_bound_table, " in ",
-            s.worst_bound_replica, "; ", String(s.total_missing), " commits missing over ",
-            String(s.tables), " tables", s.unbounded ? "; " + s.unbounded + " not bounded" : "",
-            s.any_divergence ? "; DIVERGENCE" : "", s.complete ? "" : " (round incomplete)"]
-          : "no replica trails its owner"),
-        h("p", {}, "Measured " + when(l.body.at) + ". ", h("a", {href: "#/lag"}, "Lag per region pair")));
-    } else {
-      fill(lag, h("h2", {id: "lag-h"}, "Worst lag"), errorBox(l));
-    }
+  }
+
+  function showLag(l) {
+    if (l.status !== 200) return fill(lag, h("h2", {id: "lag-h"}, "Worst lag"), errorBox(l));
+    const s = l.body.summary;
+    fill(lag, h("h2", {id: "lag-h"}, "Worst lag"),
+      h("p", {id: "worst-lag"}, s.worst_bound_table
+        ? [h("strong", {}, duration(s.worst_bound_ms)), " — ", s.worst_bound_table, " in ",
+          s.worst_bound_replica, "; ", String(s.total_missing), " commits missing over ",
+          String(s.tables), " tables", s.unbounded ? "; " + s.unbounded + " not bounded" : "",
+          s.any_divergence ? "; DIVERGENCE" : "", s.complete ? "" : " (round incomplete)"]
+        : "no replica trails its owner"),
+      h("p", {}, "Measured " + when(l.body.at) + ". ", h("a", {href: "#/lag"}, "Lag per region pair")));
+  }
+
+  function showReadiness(ready) {
     fill(readiness, h("h2", {id: "readiness-h"}, "Failover routes"), ready.status !== 200
       ? errorBox(ready)
       : table(null, ["Route", "Ready", "Checked", "Not ready because"],
@@ -50,6 +66,7 @@ export async function overviewPage(el, ctx) {
           when(x.checked_at), (x.checks || []).filter((c) => !c.ok).map((c) =>
             h("div", {}, c.name + ": " + c.reason))]), {id: "readiness"}));
   }
-  await refresh();
+
+  await refresh(null);
   return {refresh, events: ["region", "failover", "readiness", "step"]};
 }

@@ -342,6 +342,12 @@ TEST_F(ApiTest, FailoversAreNewestFirstAndLimited) {
   json one = Body(Get("/api/v1/failovers?limit=1"))["failovers"];
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(one[0]["id"], "fo-2");
+  // What the dashboard's overview reads after every change: only those not ended.
+  json active = Body(Get("/api/v1/failovers?active=true"))["failovers"];
+  ASSERT_EQ(active.size(), 1u);
+  EXPECT_EQ(active[0]["id"], "fo-1");
+  EXPECT_EQ(Body(Get("/api/v1/failovers?active=false"))["failovers"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/failovers?active=yes").status, 400);
 }
 
 TEST_F(ApiTest, FailoverDetailHasApprovalsFencingAndStepJournal) {
