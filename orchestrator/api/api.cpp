@@ -694,7 +694,13 @@ class Api::Impl {
     json list = json::array();
     for (const AuditEvent& e : *events) list.push_back(AuditEventJson(e));
     json next = more ? json(events->back().seq) : json(nullptr);
-    return JsonResponse(200, {{"events", std::move(list)}, {"next_after_seq", std::move(next)}});
+    // The newest seq, so that a reader can start at the end (the dashboard shows the newest
+    // events first): seqs are dense, so after_seq=last_seq-N is the newest N events.
+    auto last = store_.LastAuditSeq();
+    if (!last.ok()) return StoreError(last.status());
+    return JsonResponse(
+        200,
+        {{"events", std::move(list)}, {"next_after_seq", std::move(next)}, {"last_seq", *last}});
   }
 
   TokenVerifier verifier_;

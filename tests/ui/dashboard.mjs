@@ -45,6 +45,7 @@ async function shot(page, name) {
 
 async function signIn(page, role) {
   await page.goto(URL_ + "/");
+  if (await page.locator("#signout").isVisible()) await page.locator("#signout").click();
   await page.getByLabel("API token").fill(TOKENS[role]);
   await page.getByRole("button", {name: "Sign in"}).click();
   await page.locator("#who").filter({hasText: "(" + role + ")"}).waitFor();
@@ -212,22 +213,34 @@ try {
   assert.match(await ap.locator("#audit").innerText(), /failover\.approve/);
   await axe(ap, "audit");
   await shot(ap, "12-audit");
+  await ap.goto(URL_ + "/#/audit");
+  await ap.getByText(/^Newest first: events/).waitFor();
+  const seqs = (await ap.locator("#audit tbody tr td:first-child").allInnerTexts()).map(Number);
+  assert.ok(seqs.length >= 10 && seqs.every((s, i) => i === 0 || s < seqs[i - 1]),
+    "the whole log is newest first: " + seqs.slice(0, 5).join(","));
   await ap.goto(URL_ + "/#/failovers");
   await ap.locator("#failovers").waitFor();
   await axe(ap, "failovers");
 
   step("a token that stops working leads back to sign-in");
-  await viewer.evaluate(() => sessionStorage.setItem("icewarden.token", "revoked-token"));
-  await viewer.goto(URL_ + "/#/ownership");
-  await viewer.reload();
-  await viewer.getByLabel("API token").waitFor();
-  await viewer.evaluate(() => sessionStorage.setItem("icewarden.token", "expired-token"));
+  // A tab that kept a token the daemon no longer accepts (expired, revoked).
+  const staleContext = await browser.newContext();
+  await staleContext.addInitScript(() => sessionStorage.setItem("icewarden.token", "revoked-token"));
+  const stale = await staleContext.newPage();
+  await stale.goto(URL_ + "/#/ownership");
+  await stale.getByText("Your token was refused (expired or revoked)").waitFor();
+  await stale.getByLabel("API token").waitFor();
+  await shot(stale, "13-token-refused");
+  // Signed in, then the token stops working: the next request (this navigation, or the
+  // event stream's if it comes first) signs the page out.
   await signIn(viewer, "viewer");
-  await viewer.evaluate(() => sessionStorage.setItem("icewarden.token", "expired-token"));
-  await viewer.getByRole("link", {name: "Ownership"}).click();
+  await viewer.evaluate(() => {
+    sessionStorage.setItem("icewarden.token", "expired-token");
+    location.hash = "#/ownership";
+  });
   await viewer.getByText(/Signed out: .* Sign in again/).waitFor();
   await viewer.getByLabel("API token").waitFor();
-  await shot(viewer, "13-signed-out");
+  await shot(viewer, "14-signed-out");
 
   await lab("POST", "/lab/regions/us-east-1/start");
   assert.equal(failed, false, "a page threw an error (see above)");

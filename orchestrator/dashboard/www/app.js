@@ -15,7 +15,7 @@ const live = document.getElementById("live");
 const signout = document.getElementById("signout");
 
 let session = null;   // {name, role, permissions}
-let page = null;      // what the current page asked for: {refresh, events}
+let page = null;      // what the current page asked for: {refresh, events, wants}
 let stopStream = null;
 let refreshTimer = null;
 
@@ -97,7 +97,8 @@ function start() {
 
 function onEvent(event) {
   document.dispatchEvent(new CustomEvent("icewarden-event", {detail: event}));
-  if (page && page.refresh && (!page.events || page.events.includes(event.type))) {
+  if (page && page.refresh && (!page.events || page.events.includes(event.type)) &&
+      (!page.wants || page.wants(event))) {
     scheduleRefresh(event.type);
   }
 }

@@ -219,5 +219,10 @@ export async function failoverPage(el, ctx) {
   }
 
   await refresh();
-  return {refresh, events: ["failover", "step", "audit"]};
+  // This failover's phase and steps; while it runs, any audit event (its steps' effects,
+  // ownership moves, alerts) may belong in its report.
+  const wants = (e) => e.type === "step" ? e.data.failover_id === id
+    : e.type === "failover" ? e.data.target === id
+      : !!current && !TERMINAL.includes(current.phase);
+  return {refresh, events: ["failover", "step", "audit"], wants};
 }

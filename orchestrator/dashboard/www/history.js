@@ -72,31 +72,46 @@ export async function auditPage(el, ctx) {
   const p = ctx.params;
   const form = h("form", {class: "filters", "aria-label": "Filter the audit log"},
     field({label: "Target", name: "target", value: p.get("target"),
-      placeholder: "us-east-1 or fo-20261201-abc123"}),
-    field({label: "After event", name: "after_seq", value: p.get("after_seq"), type: "number"}),
+      placeholder: "us-east-1 or fo-20261201-abc123", hint: "a region, a failover, a route…"}),
     h("button", {type: "submit"}, "Filter"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const q = new URLSearchParams();
-    for (const n of ["target", "after_seq"]) {
-      const v = form.elements[n].value.trim();
-      if (v) q.set(n, v);
-    }
-    ctx.navigate("#/audit?" + q);
+    const v = form.elements.target.value.trim();
+    ctx.navigate("#/audit" + (v ? "?" + new URLSearchParams({target: v}) : ""));
   });
   const out = h("div", {"aria-live": "polite"});
   fill(el, h("h1", {}, "Audit log"), form, out);
-  const q = new URLSearchParams({limit: "100"});
-  for (const n of ["target", "after_seq"]) if (p.get(n)) q.set(n, p.get(n));
-  const r = await get("/api/v1/audit?" + q);
+  const rows = (events) => table(null, ["#", "When", "Who", "From", "What", "Target", "Why"],
+    events.map((e) => [String(e.seq), when(e.at), e.actor, e.source, e.action, e.target,
+      e.reason]), {id: "audit"});
+  const pager = (...links) => h("nav", {class: "pager", "aria-label": "Pages of results"}, links);
+
+  if (p.get("target")) {
+    // One target's events, oldest first (a failover's story reads top to bottom).
+    const q = new URLSearchParams({limit: "100", target: p.get("target")});
+    if (p.get("after_seq")) q.set("after_seq", p.get("after_seq"));
+    const r = await get("/api/v1/audit?" + q);
+    if (r.status !== 200) return fill(out, errorBox(r)) && null;
+    const next = new URLSearchParams(p);
+    if (r.body.next_after_seq !== null) next.set("after_seq", String(r.body.next_after_seq));
+    fill(out, h("p", {}, "Events about " + p.get("target") + ", oldest first."), rows(r.body.events),
+      r.body.next_after_seq !== null ? pager(h("a", {href: "#/audit?" + next, rel: "next"},
+        "Later events →")) : null);
+    return null;
+  }
+  // The whole log, newest first, 100 at a time: seqs are dense, so the page of events up to
+  // seq U is after_seq = U - 100.
+  const head = await get("/api/v1/audit?limit=1");
+  if (head.status !== 200) return fill(out, errorBox(head)) && null;
+  const last = head.body.last_seq;
+  const upto = Math.min(Number(p.get("upto") || last), last);
+  const after = Math.max(0, upto - 100);
+  const r = await get("/api/v1/audit?" + new URLSearchParams({limit: "100", after_seq: String(after)}));
   if (r.status !== 200) return fill(out, errorBox(r)) && null;
-  const next = r.body.next_after_seq;
-  const more = new URLSearchParams(p);
-  if (next !== null) more.set("after_seq", String(next));
-  fill(out, table(null, ["#", "When", "Who", "From", "What", "Target", "Why"],
-    r.body.events.map((e) => [String(e.seq), when(e.at), e.actor, e.source, e.action,
-      e.target, e.reason]), {id: "audit"}),
-  next !== null ? h("nav", {class: "pager", "aria-label": "Pages of results"},
-    h("a", {href: "#/audit?" + more, rel: "next"}, "Next 100 events →")) : null);
+  const links = [];
+  if (upto < last) links.push(h("a", {href: "#/audit?upto=" + Math.min(last, upto + 100), rel: "prev"}, "← Newer"));
+  if (after > 0) links.push(h("a", {href: "#/audit?upto=" + after, rel: "next"}, "Older →"));
+  fill(out, h("p", {}, "Newest first: events " + (after + 1) + " to " + upto + " of " + last + "."),
+    rows(r.body.events.filter((e) => e.seq <= upto).reverse()), links.length ? pager(links) : null);
   return null;
 }
