@@ -128,8 +128,10 @@ async function route() {
   for (const [pattern, render, title] of routes) {
     const m = pattern.exec(path || "/");
     if (!m) continue;
+    let args;
+    try { args = m.slice(1).map(decodeURIComponent); } catch (e) { break; }  // a malformed %
     document.title = title + " · icewarden";
-    const ctx = {session, can, params, args: m.slice(1).map(decodeURIComponent),
+    const ctx = {session, can, params, args,
       navigate: (hash) => { location.hash = hash; }};
     const container = h("div", {class: "page"});
     fill(main, container);

@@ -136,9 +136,10 @@ function reportSection(rep) {
       h("dt", {}, "Transfer"), h("dd", {}, duration(d.transfer_ms)),
       h("dt", {}, "DNS"), h("dd", {}, duration(d.dns_ms)),
       h("dt", {}, "Verification"), h("dd", {}, duration(d.verification_ms)),
-      h("dt", {}, "Commits missing at promotion"),
-      h("dd", {}, rpo.missing_commits === undefined ? "—" : String(rpo.missing_commits)),
-      h("dt", {}, "Worst lag at promotion"), h("dd", {}, duration(rpo.worst_lag_ms)),
+      h("dt", {}, "RPO: commits missing"),
+      h("dd", {}, rpo.missing_commits === undefined ? "—" : String(rpo.missing_commits) +
+        (rpo.measured_at ? " (measured " + when(new Date(rpo.measured_at).toISOString()) + ")" : "")),
+      h("dt", {}, "RPO: worst lag bound"), h("dd", {}, duration(rpo.worst_lag_ms)),
       h("dt", {}, "Lost commits"), h("dd", {id: "lost-commits"},
         rep.lost_commits === null || rep.lost_commits === undefined ? "none recorded"
           : JSON.stringify(rep.lost_commits)),
