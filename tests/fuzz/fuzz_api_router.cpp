@@ -7,6 +7,8 @@
 // Alertmanager receiver's am-token. Seeds: tests/fuzz/seeds/api/.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,10 +17,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include "actions/action.h"
+#include "health/lag_monitor.h"
 #include "orchestrator/api/api.h"
+#include "orchestrator/dashboard/dashboard.h"
+#include "orchestrator/live_view.h"
 
 #include "orchestrator/config/config.h"
 #include "orchestrator/drills/drill_service.h"
@@ -97,6 +104,8 @@ struct Daemon {
   std::unique_ptr<WebhookReceiver> webhooks;
   std::unique_ptr<DrillService> drills;
   std::unique_ptr<Api> api;
+  LiveView live;
+  Dashboard dashboard = Dashboard::Embedded();
 
   bool Start() {
     ConfigLoad load = ParseConfig(ConfigText(), "fuzz.yaml", Env);
@@ -160,6 +169,32 @@ struct Daemon {
     api->SetWebhookReceiver(webhooks.get());
     api->SetRegionEvents(region_event);
     api->SetDrillService(drills.get());
+    // The dashboard's routes, and tables with a lag round for the ownership filters.
+    api->SetDashboard(&dashboard);
+    std::vector<OwnershipChange> claims;
+    LagReport lag;
+    for (const char* t : {"eu.orders", "sales.orders", "sales.eu.returns", "salesx.t"}) {
+      TableIdent table = *TableIdent::Parse(t);
+      claims.push_back({table, 0, t[0] == 'e' ? "eu-central-1" : "us-east-1", ""});
+      TableLag row;
+      row.table = table;
+      row.owner = claims.back().new_owner;
+      row.replica = t[0] == 'e' ? "us-east-1" : "eu-central-1";
+      row.state = t[1] == 'a' ? LagState::kBehind : LagState::kCaughtUp;
+      row.lag = std::chrono::milliseconds(t[1] == 'a' ? 1500 : 0);
+      lag.tables.push_back(row);
+    }
+    std::sort(lag.tables.begin(), lag.tables.end(), [](const TableLag& a, const TableLag& b) {
+      return std::tie(a.table, a.replica) < std::tie(b.table, b.replica);
+    });
+    lag.at = clock->Now();
+    if (!store
+             ->CompareAndSetOwnership(claims,
+                                      {0, 0, "fuzz", "fuzz", "ownership.claim", "", "seed", "{}"})
+             .ok())
+      return false;
+    live.PublishLag(std::move(lag));
+    api->SetLiveView(&live);
     return true;
   }
 };
