@@ -45,6 +45,10 @@ constexpr std::int64_t kDefaultListLimit = 100;
 constexpr std::int64_t kMaxListLimit = 1000;
 constexpr std::size_t kMaxAuthorizationBytes = 4096;
 constexpr std::size_t kMaxFilterBytes = 1024;
+// Audit events read per store call, and at most per request, when filtering by action or
+// actor (which the store does not index).
+constexpr std::size_t kAuditScanBatch = 1000;
+constexpr std::size_t kMaxAuditScan = 20000;
 
 ApiResponse BadRequest(const std::string& message) {
   return JsonErrorResponse(400, "bad_request", message);
@@ -196,7 +200,7 @@ class Api::Impl {
         {"GET",
          "/api/v1/audit",
          Permission::kReadAudit,
-         {"after_seq", "limit", "target"},
+         {"after_seq", "limit", "target", "action", "actor"},
          &Impl::Audit},
         {"GET", "/api/v1/readiness", Permission::kReadFailovers, {}, &Impl::Readiness},
         {"GET", "/api/v1/events", Permission::kReadFailovers, {"after"}, &Impl::Events},
@@ -683,17 +687,54 @@ class Api::Impl {
     q.after_seq = *after;
     auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
     if (!limit.ok()) return BadRequest(limit.status().message());
-    q.limit = static_cast<std::size_t>(*limit) + 1;
+    const auto want = static_cast<std::size_t>(*limit);
     auto target = Filter(call.query, "target", "target=fo-20261129-0001");
     if (!target.ok()) return BadRequest(target.status().message());
     q.target = *target;
-    auto events = store_.ListAudit(q);
-    if (!events.ok()) return StoreError(events.status());
-    const bool more = events->size() > static_cast<std::size_t>(*limit);
-    if (more) events->resize(static_cast<std::size_t>(*limit));
+    auto action = Filter(call.query, "action", "action=failover.approve or action=failover.");
+    if (!action.ok()) return BadRequest(action.status().message());
+    auto actor = Filter(call.query, "actor", "actor=approver");
+    if (!actor.ok()) return BadRequest(actor.status().message());
+    // An action ending in '.' is a prefix: "failover." is every failover event.
+    auto matches = [&](const AuditEvent& e) {
+      if (*actor && e.actor != **actor) return false;
+      if (!*action) return true;
+      const std::string& a = **action;
+      return a.back() == '.' ? e.action.rfind(a, 0) == 0 : e.action == a;
+    };
+    // The store filters by target; action and actor are read through in batches, at most
+    // kMaxAuditScan events a request: a page may then hold fewer than `limit` events, and
+    // next_after_seq says where to go on.
+    const bool scan = *action || *actor;
+    std::vector<AuditEvent> events;
+    std::int64_t scanned_to = q.after_seq;
+    bool more = false;
+    for (std::size_t scanned = 0;;) {
+      q.limit = scan ? kAuditScanBatch : want + 1;
+      q.after_seq = scanned_to;
+      auto batch = store_.ListAudit(q);
+      if (!batch.ok()) return StoreError(batch.status());
+      for (AuditEvent& e : *batch) {
+        if (events.size() == want) {  // one more match than the page: there is a next page
+          more = more || matches(e);
+          if (more) break;
+        } else if (matches(e)) {
+          events.push_back(std::move(e));
+        }
+        scanned_to = e.seq;
+        ++scanned;
+      }
+      if (more || batch->size() < q.limit) break;
+      if (!scan) break;
+      if (scanned >= kMaxAuditScan) {
+        more = true;
+        break;
+      }
+    }
     json list = json::array();
-    for (const AuditEvent& e : *events) list.push_back(AuditEventJson(e));
-    json next = more ? json(events->back().seq) : json(nullptr);
+    for (const AuditEvent& e : events) list.push_back(AuditEventJson(e));
+    json next = nullptr;
+    if (more) next = scan ? json(scanned_to) : json(events.back().seq);
     // The newest seq, so that a reader can start at the end (the dashboard shows the newest
     // events first): seqs are dense, so after_seq=last_seq-N is the newest N events.
     auto last = store_.LastAuditSeq();

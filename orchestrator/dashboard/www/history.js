@@ -70,14 +70,22 @@ export async function drillRunPage(el, ctx) {
 
 export async function auditPage(el, ctx) {
   const p = ctx.params;
+  const FILTERS = ["target", "action", "actor"];
   const form = h("form", {class: "filters", "aria-label": "Filter the audit log"},
     field({label: "Target", name: "target", value: p.get("target"),
       placeholder: "us-east-1 or fo-20261201-abc123", hint: "a region, a failover, a route…"}),
+    field({label: "Action", name: "action", value: p.get("action"),
+      placeholder: "failover.approve", hint: "ending in . for a family: failover."}),
+    field({label: "Who", name: "actor", value: p.get("actor"), placeholder: "approver"}),
     h("button", {type: "submit"}, "Filter"));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const v = form.elements.target.value.trim();
-    ctx.navigate("#/audit" + (v ? "?" + new URLSearchParams({target: v}) : ""));
+    const q = new URLSearchParams();
+    for (const n of FILTERS) {
+      const v = form.elements[n].value.trim();
+      if (v) q.set(n, v);
+    }
+    ctx.navigate("#/audit" + (String(q) ? "?" + q : ""));
   });
   const out = h("div", {"aria-live": "polite"});
   fill(el, h("h1", {}, "Audit log"), form, out);
@@ -86,17 +94,18 @@ export async function auditPage(el, ctx) {
       e.reason]), {id: "audit"});
   const pager = (...links) => h("nav", {class: "pager", "aria-label": "Pages of results"}, links);
 
-  if (p.get("target")) {
-    // One target's events, oldest first (a failover's story reads top to bottom).
-    const q = new URLSearchParams({limit: "100", target: p.get("target")});
-    if (p.get("after_seq")) q.set("after_seq", p.get("after_seq"));
+  if (FILTERS.some((n) => p.get(n))) {
+    // Filtered: oldest first (a failover's story reads top to bottom), page after page.
+    const q = new URLSearchParams({limit: "100"});
+    for (const n of FILTERS.concat(["after_seq"])) if (p.get(n)) q.set(n, p.get(n));
     const r = await get("/api/v1/audit?" + q);
     if (r.status !== 200) return fill(out, errorBox(r)) && null;
     const next = new URLSearchParams(p);
     if (r.body.next_after_seq !== null) next.set("after_seq", String(r.body.next_after_seq));
-    fill(out, h("p", {}, "Events about " + p.get("target") + ", oldest first."), rows(r.body.events),
-      r.body.next_after_seq !== null ? pager(h("a", {href: "#/audit?" + next, rel: "next"},
-        "Later events →")) : null);
+    fill(out, h("p", {}, "Matching events, oldest first" +
+      (p.get("after_seq") ? ", after event " + p.get("after_seq") : "") + "."), rows(r.body.events),
+    r.body.next_after_seq !== null ? pager(h("a", {href: "#/audit?" + next, rel: "next"},
+      "Later events →")) : null);
     return null;
   }
   // The whole log, newest first, 100 at a time: seqs are dense, so the page of events up to

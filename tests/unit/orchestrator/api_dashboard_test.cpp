@@ -241,6 +241,42 @@ TEST_F(ApiDashboardTest, OwnershipStateFilterPagesAcrossStoreBatches) {
   EXPECT_EQ(j["next_after"], behind[1]);
 }
 
+TEST_F(ApiDashboardTest, TheAuditLogFiltersByActionFamilyAndActorAcrossBatches) {
+  // 2,500 events: every 500th an approval by anna, the rest region records by the daemon.
+  for (int i = 1; i <= 2500; ++i) {
+    AuditEvent e;
+    e.actor = i % 500 == 0 ? "anna" : "orchestrator";
+    e.source = "test";
+    e.action = i % 500 == 0 ? "failover.approve" : (i % 2 ? "region.record" : "failover.step");
+    e.target = "t" + std::to_string(i);
+    ASSERT_TRUE(store_->AppendAudit(e).ok());
+  }
+  auto seqs = [&](const std::string& query) {
+    ApiResponse res = Get("/api/v1/audit?" + query, "approver-secret");
+    EXPECT_EQ(res.status, 200) << res.body;
+    std::vector<long long> out;
+    const json body = json::parse(res.body);
+    for (const json& e : body["events"]) out.push_back(e["seq"]);
+    return std::pair(out, body["next_after_seq"]);
+  };
+  auto [approvals, next] = seqs("action=failover.approve");
+  EXPECT_EQ(approvals, (std::vector<long long>{500, 1000, 1500, 2000, 2500}));
+  EXPECT_TRUE(next.is_null());
+  EXPECT_EQ(seqs("actor=anna").first.size(), 5u);
+  EXPECT_EQ(seqs("actor=anna&action=region.").first.size(), 0u);
+  // A family: every failover.* event; paged, the cursor continues where the page stopped.
+  auto [page, cursor] = seqs("action=failover.&limit=3");
+  EXPECT_EQ(page, (std::vector<long long>{2, 4, 6}));
+  ASSERT_TRUE(cursor.is_number()) << "there is a next page";
+  auto [second, after_second] =
+      seqs("action=failover.&limit=3&after_seq=" + std::to_string(cursor.get<long long>()));
+  EXPECT_EQ(second, (std::vector<long long>{8, 10, 12})) << "nothing skipped, nothing twice";
+  auto [late, rest] = seqs("action=failover.approve&after_seq=1000");
+  EXPECT_EQ(late, (std::vector<long long>{1500, 2000, 2500}));
+  EXPECT_EQ(json::parse(Get("/api/v1/audit?limit=1", "approver-secret").body)["last_seq"], 2500);
+  EXPECT_EQ(Get("/api/v1/audit?action=", "approver-secret").status, 400);
+}
+
 TEST(ApiLagPairs, EachRegionPairIsSummarisedWithItsStates) {
   LagReport report;
   report.at = 1'780'000'000'000;
