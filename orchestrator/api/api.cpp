@@ -484,19 +484,22 @@ class Api::Impl {
     if (!limit.ok()) return BadRequest(limit.status().message());
     const auto lag = live_ != nullptr ? live_->Lag() : nullptr;
     // One extra row says whether there is a next page.
-    auto rows =
+    auto page =
         ListOwnershipPage(store_, q, filter, lag.get(), static_cast<std::size_t>(*limit) + 1);
-    if (!rows.ok()) return StoreError(rows.status());
-    const bool more = rows->size() > static_cast<std::size_t>(*limit);
-    if (more) rows->resize(static_cast<std::size_t>(*limit));
+    if (!page.ok()) return StoreError(page.status());
+    std::vector<OwnershipRow>& rows = page->rows;
+    const bool more = rows.size() > static_cast<std::size_t>(*limit);
+    if (more) rows.resize(static_cast<std::size_t>(*limit));
     json tables = json::array();
-    for (const OwnershipRow& r : *rows) {
+    for (const OwnershipRow& r : rows) {
       json row = OwnershipJson(r.ownership);
       row["lag_state"] = r.lag_state.empty() ? json(nullptr) : json(r.lag_state);
       row["lag_bound_ms"] = r.lag_bound_ms ? json(*r.lag_bound_ms) : json(nullptr);
       tables.push_back(std::move(row));
     }
-    json next = more ? json(rows->back().ownership.table.ToString()) : json(nullptr);
+    json next = nullptr;
+    if (more) next = rows.back().ownership.table.ToString();
+    if (!more && page->read_to) next = page->read_to->ToString();  // a filter's read ended
     return JsonResponse(200, {{"tables", std::move(tables)}, {"next_after", std::move(next)}});
   }
 

@@ -8,7 +8,9 @@
 //   /api/v1/regions           {"regions":[...]}                         read_regions
 //   /api/v1/ownership         ?owner= &namespace=a.b &state= &after=a.b.table
 //                             &limit=1..10000 (1000); rows carry the latest lag round's
-//                             worst lag_state and lag_bound_ms (ownership.h)
+//                             worst lag_state and lag_bound_ms (ownership.h); a filter
+//                             reads at most 100,000 tables, then next_after is where it
+//                             stopped even on a short page
 //                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
 //   /api/v1/failovers         ?limit=1..1000 (100) &active=true (only those not ended),
 //                             newest first                              read_failovers

@@ -10,6 +10,8 @@ namespace icewarden {
 namespace {
 
 constexpr std::size_t kBatch = 1000;
+// A filter reads at most this many tables a request; the page then ends early (read_to).
+constexpr std::size_t kMaxOwnershipScan = 100000;
 constexpr std::string_view kNotCompared = "not_compared";
 
 // The worst state and the largest bound over `table`'s rows in `lag`.
@@ -45,21 +47,15 @@ bool KnownTableLagState(std::string_view state) {
 }
 
 std::optional<std::vector<std::string>> NamespaceLevels(std::string_view dotted) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t dot = dotted.find('.', start);
-    std::string_view level = dotted.substr(start, dot - start);
-    if (level.empty()) return std::nullopt;
-    out.emplace_back(level);
-    if (dot == std::string_view::npos) return out;
-    start = dot + 1;
-  }
+  // The table parser's rules for levels (no empty one), with a stand-in table name.
+  auto t = TableIdent::Parse(std::string(dotted) + ".t");
+  if (!t) return std::nullopt;
+  return std::move(t->namespace_levels);
 }
 
-Result<std::vector<OwnershipRow>> ListOwnershipPage(StateStore& store, OwnershipQuery query,
-                                                    const OwnershipFilter& filter,
-                                                    const LagReport* lag, std::size_t limit) {
+Result<OwnershipPage> ListOwnershipPage(StateStore& store, OwnershipQuery query,
+                                        const OwnershipFilter& filter, const LagReport* lag,
+                                        std::size_t limit) {
   const bool by_namespace = !filter.namespace_levels.empty();
   std::string ns_key;
   if (by_namespace) {
@@ -73,16 +69,17 @@ Result<std::vector<OwnershipRow>> ListOwnershipPage(StateStore& store, Ownership
   }
   const bool filtered = by_namespace || !filter.lag_state.empty();
   query.limit = filtered ? std::max(limit, kBatch) : limit;
-  std::vector<OwnershipRow> out;
-  for (;;) {
+  OwnershipPage page;
+  for (std::size_t scanned = 0;;) {
     auto batch = store.ListOwnership(query);
     if (!batch.ok()) return batch.status();
-    if (batch->empty()) return out;
+    if (batch->empty()) return page;
     TableIdent last = batch->back().table;
     const bool full = batch->size() == query.limit;
+    scanned += batch->size();
     for (Ownership& o : *batch) {
       if (by_namespace) {
-        if (o.table.NamespaceKey().rfind(ns_key, 0) != 0) return out;  // past the namespace
+        if (o.table.NamespaceKey().rfind(ns_key, 0) != 0) return page;  // past the namespace
         if (!InNamespace(o.table, filter.namespace_levels)) continue;
       }
       OwnershipRow row{std::move(o), "", std::nullopt};
@@ -92,10 +89,14 @@ Result<std::vector<OwnershipRow>> ListOwnershipPage(StateStore& store, Ownership
             row.lag_state.empty() ? kNotCompared : std::string_view(row.lag_state);
         if (state != filter.lag_state) continue;
       }
-      out.push_back(std::move(row));
-      if (out.size() == limit) return out;
+      page.rows.push_back(std::move(row));
+      if (page.rows.size() == limit) return page;
     }
-    if (!filtered || !full) return out;
+    if (!filtered || !full) return page;
+    if (scanned >= kMaxOwnershipScan) {
+      page.read_to = std::move(last);  // the caller's next page goes on from here
+      return page;
+    }
     query.after = std::move(last);
   }
 }

@@ -41,11 +41,19 @@ struct OwnershipRow {
   std::optional<std::int64_t> lag_bound_ms;
 };
 
+struct OwnershipPage {
+  std::vector<OwnershipRow> rows;
+  // Set when a filter stopped reading after 100,000 tables with fewer than `limit` rows: the
+  // last table read, where the next page starts.
+  std::optional<TableIdent> read_to;
+};
+
 // At most `limit` rows of `query` (its owner and after) that pass `filter`, in table order.
-// `lag` may be null (no round yet: every table is not_compared). Reads the store in batches,
-// so a filter that few tables pass reads the whole table list once.
-Result<std::vector<OwnershipRow>> ListOwnershipPage(StateStore& store, OwnershipQuery query,
-                                                    const OwnershipFilter& filter,
-                                                    const LagReport* lag, std::size_t limit);
+// `lag` may be null (no round yet: every table is not_compared). Reads the store in batches
+// of 1,000, at most 100,000 tables a call, so a filter few tables pass costs a bounded read
+// and the caller pages on from read_to.
+Result<OwnershipPage> ListOwnershipPage(StateStore& store, OwnershipQuery query,
+                                        const OwnershipFilter& filter, const LagReport* lag,
+                                        std::size_t limit);
 
 }  // namespace icewarden

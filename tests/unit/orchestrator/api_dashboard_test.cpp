@@ -277,6 +277,33 @@ TEST_F(ApiDashboardTest, TheAuditLogFiltersByActionFamilyAndActorAcrossBatches) 
   EXPECT_EQ(Get("/api/v1/audit?action=", "approver-secret").status, 400);
 }
 
+TEST_F(ApiDashboardTest, AFilterReadsABoundedNumberOfTablesAndThePageGoesOnFromThere) {
+  // 100,500 tables; only the last is behind. The first page reads 100,000 tables, finds
+  // nothing and says where it stopped; the next goes on from there and finds it.
+  std::vector<OwnershipChange> batch;
+  AuditEvent why;
+  why.actor = "test";
+  why.action = "ownership.claim";
+  why.target = "seed";
+  for (int i = 0; i < 100500; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "n.t%06d", i);
+    batch.push_back({*TableIdent::Parse(name), 0, "us-east-1", ""});
+    if (batch.size() == 5000 || i == 100499) {
+      ASSERT_TRUE(store_->CompareAndSetOwnership(batch, why).ok());
+      batch.clear();
+    }
+  }
+  LagReport report;
+  report.at = 1'780'000'000'000;
+  report.tables = {Lag("n.t100499", "eu-central-1", LagState::kBehind, std::chrono::seconds(2))};
+  live_.PublishLag(report);
+  json first = json::parse(Get("/api/v1/ownership?state=behind&limit=100", "viewer-secret").body);
+  EXPECT_EQ(first["tables"].size(), 0u);
+  ASSERT_EQ(first["next_after"], "n.t099999") << "where the bounded read stopped";
+  EXPECT_EQ(Tables("state=behind&limit=100&after=n.t099999"), std::vector<std::string>{"n.t100499"});
+}
+
 TEST(ApiLagPairs, EachRegionPairIsSummarisedWithItsStates) {
   LagReport report;
   report.at = 1'780'000'000'000;

@@ -14,10 +14,10 @@ namespace icewarden {
 namespace {
 
 using nlohmann::json;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::FakeClock;
 using testing::FakeStore;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 AuditEvent Why(std::string action, std::string target) {
   AuditEvent e;
@@ -125,6 +125,19 @@ TEST_F(ApiEventsTest, ActiveFailoversStepsOnConnectionAndWhenTheyChange) {
   step.state = StepState::kSucceeded;
   ASSERT_TRUE(store_.PutStep(step).ok());
   EXPECT_THAT(*res.stream->Poll(), HasSubstr("\"state\":\"succeeded\""));
+
+  // It ends: one last step event with how it ended, then it is no longer followed. A
+  // failover that had ended before the client connected is never sent.
+  f.phase = FailoverPhase::kCompleted;
+  f.version = 1;
+  ASSERT_TRUE(store_.UpdateFailover(f, 1, Why("failover.verified", "fo-1")).ok());
+  const std::string ended = *res.stream->Poll();
+  EXPECT_THAT(ended, HasSubstr("event: failover\n"));
+  EXPECT_THAT(ended,
+              HasSubstr("event: step\ndata: {\"failover_id\":\"fo-1\",\"phase\":\"completed\""));
+  EXPECT_EQ(*res.stream->Poll(), "") << "an ended failover is sent once";
+  ApiResponse later = Open("viewer-secret");
+  EXPECT_THAT(*later.stream->Poll(), Not(HasSubstr("event: step")));
 }
 
 TEST_F(ApiEventsTest, ABadLastEventIdIs400AndAViewerTokenIsNeeded) {
