@@ -11,11 +11,11 @@
 //
 // Usage: dashboard_bench [--tables N=100000] [--browsers B=20] [--changes C=40]
 //                        [--renders R=10]
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "state/sqlite_store.h"
+#include "tests/bench/bench_processes.h"
 
 namespace {
 
@@ -86,22 +87,14 @@ int main(int argc, char** argv) {
          "alertmanager_url: \"http://127.0.0.1:9\"}\n";
   cfg.close();
 
-  int out[2];
-  if (pipe(out) != 0) return 1;
-  const pid_t serve = fork();
-  if (serve == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int log = open((dir + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (log >= 0) dup2(log, STDERR_FILENO);
-    setenv("DNS_TSIG_SECRET", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", 1);
-    execl(ICEWARDEN_BINARY, ICEWARDEN_BINARY, "serve", "--config",
-          (dir + "/icewarden.yaml").c_str(), static_cast<char*>(nullptr));
-    _exit(127);
+  setenv("DNS_TSIG_SECRET", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", 1);
+  bench::ChildProcess serve;
+  if (!serve.Start({ICEWARDEN_BINARY, "serve", "--config", dir + "/icewarden.yaml"},
+                   dir + "/serve.log")) {
+    std::cerr << "cannot start serve\n";
+    return 1;
   }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  const std::string line = serve.ReadLine(std::chrono::seconds(60)).value_or("");
   const auto at = line.find("http://");
   if (at == std::string::npos) {
     std::cerr << "serve did not start: " << line << '\n';
@@ -113,7 +106,7 @@ int main(int argc, char** argv) {
   const pid_t node = fork();
   if (node == 0) {
     setenv("ICEWARDEN_URL", url.c_str(), 1);
-    setenv("SERVE_PID", std::to_string(serve).c_str(), 1);
+    setenv("SERVE_PID", std::to_string(serve.pid()).c_str(), 1);
     setenv("OPERATOR_TOKEN", "bench-operator-token", 1);
     setenv("VIEWER_TOKEN", "bench-viewer-token", 1);
     setenv("TABLES", std::to_string(tables).c_str(), 1);
@@ -126,9 +119,7 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   waitpid(node, &status, 0);
-  kill(serve, SIGTERM);
-  int serve_status = 0;
-  waitpid(serve, &serve_status, 0);
+  serve.Stop();
   std::filesystem::remove_all(dir);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

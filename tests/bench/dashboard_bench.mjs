@@ -119,21 +119,19 @@ try {
     const wall = (Date.now() - t0) / 1000, cpu = cpuSeconds() - cpu0;
     const delivery = [], dom = [];
     if (pages.length) {
-      const audit = await api("GET", "/api/v1/audit?limit=1000&after_seq=0", process.env.OPERATOR_TOKEN);
+      // When each proposal and abort happened, by the daemon's clock: its failover events.
       const atOf = {};
-      // The newest events are the ones this run made.
-      let next = 0, events = [];
-      for (;;) {
-        const r = await api("GET", "/api/v1/audit?limit=1000&after_seq=" + next, process.env.OPERATOR_TOKEN);
+      let events = [];
+      for (let next = 0; next !== null;) {
+        const r = await api("GET", "/api/v1/audit?action=failover.&limit=1000&after_seq=" + next,
+          process.env.OPERATOR_TOKEN);
         events = events.concat(r.body.events);
-        if (r.body.next_after_seq === null) break;
         next = r.body.next_after_seq;
       }
       for (const e of events) {
         if (e.action === "failover.propose") atOf["shown " + e.target] = e.at_unix_ms;
         if (e.action === "failover.abort") atOf["gone " + e.target] = e.at_unix_ms;
       }
-      void audit;
       for (const page of pages) {
         const seen = await page.evaluate(() => ({events: window.__events, shown: window.__shown,
           gone: window.__gone}));
