@@ -220,7 +220,27 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":false})")
           .status,
       200);
-  std::this_thread::sleep_for(2s);  // lag rounds see its last commits before the overlay is cleared
+  // Lag rounds (and so the watch) must have seen its last commits before the overlay is
+  // cleared: otherwise a commit first seen after the unfence is new evidence, and the watch
+  // rightly fences again. Settled: the divergent snapshots in us-east-1 stop changing.
+  auto divergent = [&] {
+    HttpReply r = stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer");
+    std::string ids;
+    for (const json& t : r.body.value("tables", json::array()))
+      ids += t.value("table", "") + t.value("divergent_snapshot_ids", json::array()).dump();
+    return ids;
+  };
+  std::string seen = divergent();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::this_thread::sleep_for(1500ms);
+        std::string now = divergent();
+        const bool settled = now == seen && !now.empty();
+        seen = now;
+        return settled;
+      },
+      30s));
+  std::this_thread::sleep_for(1s);  // the watch acts on the round that showed them
   CommandResult status = stack_->Cli({"status"}, "viewer");
   EXPECT_THAT(status.out, HasSubstr("split brain: us-east-1 committed to"));
   ASSERT_TRUE(Eventually(
