@@ -107,16 +107,29 @@ class BindServer {
 
   // What `dig +short NAME TYPE` answers, one value a line (e.g. a CNAME's target with its
   // trailing dot); empty when there is no such record or named did not answer.
+  // The answer's values, one a line. dig's own ";;" lines are not values: a stray datagram
+  // on its ephemeral port (";; Warning: query response not set", seen with tests running in
+  // parallel) spoils that query, so it is asked again, up to three times.
   std::vector<std::string> Dig(const std::string& name, const std::string& type) const {
     using namespace std::chrono_literals;
-    auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), name, type,
-                         "+short", "+time=1", "+tries=2"},
-                        {}, 5s);
     std::vector<std::string> values;
-    if (r.exit_code != 0) return values;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);)
-      if (!line.empty()) values.push_back(line);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto r = RunCommand({kDigBinary, "@127.0.0.1", "-p", std::to_string(port_), name, type,
+                           "+short", "+time=1", "+tries=2"},
+                          {}, 5s);
+      values.clear();
+      if (r.exit_code != 0) return values;
+      bool spoiled = false;
+      std::istringstream lines(r.out);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(";;", 0) == 0) {
+          spoiled = true;
+        } else if (!line.empty()) {
+          values.push_back(line);
+        }
+      }
+      if (!spoiled || !values.empty()) return values;
+    }
     return values;
   }
 
