@@ -29,6 +29,9 @@
 #include <optional>
 #include <type_traits>
 
+#include "health/http_url.h"
+#include "health/plain_http_client.h"
+
 namespace icewarden {
 namespace {
 
@@ -37,58 +40,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
-
-struct ParsedUrl {
-  bool https = false;
-  std::string host;  // without brackets for IPv6 literals
-  std::string port;
-  std::string target;  // "/v1/config?warehouse=w"
-  std::string host_header;
-};
-
-Result<ParsedUrl> ParseUrl(const std::string& url) {
-  ParsedUrl u;
-  std::string_view rest = url;
-  if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-  } else if (rest.starts_with("https://")) {
-    u.https = true;
-    rest.remove_prefix(8);
-  } else {
-    return Status::InvalidArgument("url " + url + ": unsupported scheme (want http or https)");
-  }
-  size_t slash = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, slash);
-  u.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  if (u.target.front() == '?') u.target.insert(0, "/");
-  if (authority.find('@') != std::string_view::npos) {
-    return Status::InvalidArgument("url: credentials in URLs are not supported");
-  }
-  std::string_view host = authority;
-  std::string_view port;
-  if (authority.starts_with("[")) {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos)
-      return Status::InvalidArgument("url " + url + ": bad host");
-    host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') {
-      port = authority.substr(close + 2);
-    }
-  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) return Status::InvalidArgument("url " + url + ": missing host");
-  u.host = std::string(host);
-  u.port = port.empty() ? (u.https ? "443" : "80") : std::string(port);
-  u.host_header = std::string(authority);
-  return u;
-}
-
-std::string Where(const ParsedUrl& u) {
-  return u.host.find(':') != std::string::npos ? "[" + u.host + "]:" + u.port
-                                               : u.host + ":" + u.port;
-}
 
 // One connection, plain or TLS; exactly one of the two streams is set.
 struct Conn {
@@ -174,21 +125,10 @@ bool VerifyName(SSL* ssl, const std::string& name) {
   return SSL_set1_host(ssl, name.c_str()) == 1;
 }
 
-// "Keep-Alive: timeout=5, max=100" -> 5s; nullopt when absent or unparsable.
-std::optional<std::chrono::seconds> KeepAliveTimeout(std::string_view v) {
-  size_t at = v.find("timeout=");
-  if (at == std::string_view::npos) return std::nullopt;
-  v.remove_prefix(at + 8);
-  long secs = 0;
-  auto [ptr, err] = std::from_chars(v.data(), v.data() + v.size(), secs);
-  if (err != std::errc() || ptr == v.data() || secs < 0) return std::nullopt;
-  return std::chrono::seconds(secs);
-}
-
 class BeastTransport final : public HttpTransport {
  public:
   BeastTransport(asio::io_context& io, TlsOptions tls, PoolOptions pool)
-      : io_(io), tls_options_(std::move(tls)), pool_options_(pool) {}
+      : io_(io), tls_options_(std::move(tls)), pool_options_(pool), plain_(io, pool) {}
 
   ~BeastTransport() override {
     for (auto& [key, conns] : idle_) {
@@ -198,6 +138,14 @@ class BeastTransport final : public HttpTransport {
 
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done) override {
+    // Plain http takes the lean path (health/plain_http_client.h); https keeps Beast's
+    // streams, whose TLS handshake and records the lean path does not speak.
+    if (request.url.starts_with("http://")) {
+      if (auto url = ParseUrl(request.url); url.ok()) {
+        plain_.Send(std::move(*url), std::move(request), deadline, std::move(done));
+        return;
+      }
+    }
     asio::co_spawn(
         io_,
         [this, request = std::move(request), deadline,
@@ -489,6 +437,7 @@ class BeastTransport final : public HttpTransport {
   PoolOptions pool_options_;
   std::string tls_setup_error_;
   std::map<std::string, std::deque<IdleConn>> idle_;
+  PlainHttpClient plain_;
 };
 
 }  // namespace
