@@ -133,11 +133,14 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
     };
 
     // One round: load every table (304 when unchanged); returns a failure result on change.
+    // Only the metadata location and the main branch's snapshot are compared, so the loads
+    // ask for the referenced snapshots only (a table's whole history can be megabytes).
     auto poll = [&](bool is_baseline, bool after_window) -> std::optional<ActionResult> {
       std::vector<std::string> etags;
       if (!is_baseline)
         for (const auto& s : last) etags.push_back(s.etag);
-      auto answers = LoadTables(session, **client, tables, etags, p.concurrency, ctx);
+      auto answers =
+          LoadTables(session, **client, tables, etags, p.concurrency, ctx, SnapshotsMode::kRefs);
       ++polls;
       for (size_t i = 0; i < tables.size(); ++i) {
         if (!answers[i]) continue;  // expired; the caller notices
