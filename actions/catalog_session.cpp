@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <optional>
@@ -86,6 +87,10 @@ void CatalogSession::After(std::chrono::milliseconds delay, std::function<void()
   timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
     if (!ec) fn();
   });
+}
+
+void CatalogSession::Wake() {
+  boost::asio::post(impl_->io, [] {});
 }
 
 void CatalogSession::Abandon() {

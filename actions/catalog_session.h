@@ -6,7 +6,7 @@
 // Every callback of the session's clients runs on the thread that calls RunUntil/Sleep, so
 // the caller's state needs no locks. Destroying the session (or Abandon) drops whatever is
 // still in flight: those callbacks never run.
-// Thread-safety: one thread.
+// Thread-safety: one thread, except Wake.
 #pragma once
 
 #include <chrono>
@@ -40,6 +40,9 @@ class CatalogSession {
   void After(std::chrono::milliseconds delay, std::function<void()> fn);
   // Stops the io_context; nothing in flight completes.
   void Abandon();
+  // Makes a RunUntil in progress check `done` now instead of at the end of its slice. The
+  // one call that may come from another thread (a worker whose result `done` looks at).
+  void Wake();
 
   const Clock& clock() const;
 

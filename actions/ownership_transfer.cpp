@@ -1,6 +1,7 @@
 #include "actions/ownership_transfer.h"
 #include "actions/param_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <functional>
@@ -18,6 +19,12 @@ namespace icewarden {
 namespace {
 
 constexpr std::size_t kMaxReportedErrors = 10;
+
+// Waves of commits (`concurrency` each) that may still be ahead when the next store batch
+// starts. The batch (a durable compare-and-set of batch_size rows) and the loads of its first
+// markers must be done before the commits ahead run out; with one wave (the old rule) that
+// race was lost often enough to leave commit slots idle.
+constexpr int kAheadWaves = 4;
 
 std::optional<Epoch> MarkerEpoch(const TableSnapshotView& view) {
   auto it = view.properties.find("icewarden.epoch");
@@ -41,8 +48,9 @@ std::string MarkerOwner(const TableSnapshotView& view) {
 // slots, so a commit slot is never held by a load: with L the commit latency, the commits
 // alone set the pace (ceil(N / concurrency) x L), which a slot doing load + commit could not.
 // `ahead` counts markers not yet holding a commit slot; the store moves its next batch only
-// when fewer than `concurrency` are ahead, so it never runs more than a batch past the catalog
-// (a run stopped by its deadline leaves little for the resume to check).
+// when fewer than LowWater() are ahead: less than one batch, and at most kAheadWaves waves of
+// commits. So it never runs more than about two batches past the catalog (a run stopped by
+// its deadline leaves little for the resume to check).
 struct Transfer : std::enable_shared_from_this<Transfer> {
   Transfer(const TransferSpec& s, TransferReport& r)
       : spec(s), report(r), loads(s.concurrency), commits(s.concurrency) {}
@@ -79,7 +87,11 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     std::string last_error;
   };
 
-  bool WantsMoreRows() const { return ahead < spec.concurrency; }
+  int LowWater() const {
+    return std::max(spec.concurrency, static_cast<int>(std::min<std::size_t>(
+                                          kAheadWaves * spec.concurrency, spec.batch_size)));
+  }
+  bool WantsMoreRows() const { return ahead < LowWater(); }
 
   void EnqueueMarker(TableIdent table, Epoch epoch) {
     ++outstanding;
@@ -311,8 +323,15 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
         break;
       }
       if (rows->empty()) continue;  // exhausted now
-      batch = std::async(std::launch::async, MoveOwnershipBatch, std::ref(store), std::cref(spec),
-                         std::cref(ctx), std::move(*rows), report.batches);
+      // The worker wakes the session when it is done: with every commit slot idle, the
+      // session would otherwise notice only at the end of its 50 ms slice.
+      batch =
+          std::async(std::launch::async, [&store, &spec, &ctx, &session, rows = std::move(*rows),
+                                          before = report.batches]() mutable {
+            BatchMove done = MoveOwnershipBatch(store, spec, ctx, std::move(rows), before);
+            session.Wake();
+            return done;
+          });
       continue;
     }
     if (!batch.valid() && transfer->outstanding == 0) break;  // every row moved and marked
