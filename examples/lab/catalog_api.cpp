@@ -133,15 +133,23 @@ CatalogApi::CatalogApi(std::string region, std::string warehouse, std::string ba
 std::optional<CachedMetadata> CatalogApi::Metadata(const TableIdent& table,
                                                    const std::string& location) {
   if (auto hit = cache_.Find(location)) return hit;
-  auto loaded = store_->LoadTable(table);
+  auto loaded = store_->LoadTableText(table);
   if (!loaded) return std::nullopt;
   // The pointer may have moved since `location` was read: this is the newer file, as a load
   // a moment later would have returned.
-  CachedMetadata entry{std::move(loaded->location),
-                       std::make_shared<const json>(std::move(loaded->metadata)),
+  CachedMetadata entry{std::move(loaded->location), nullptr,
                        std::make_shared<const std::string>(std::move(loaded->text)), nullptr};
   cache_.Put(entry);
   return entry;
+}
+
+const json& CatalogApi::Parsed(CachedMetadata& entry) {
+  if (!entry.metadata) {
+    // Outside every lock: parsing is the expensive part.
+    entry.metadata = std::make_shared<const json>(json::parse(*entry.text));
+    cache_.Put(entry);
+  }
+  return *entry.metadata;
 }
 
 std::vector<std::string> CatalogApi::Endpoints() {
@@ -343,9 +351,11 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
   if (loaded->location != *location) etag = MetadataEtag(loaded->location, refs_only);
   if (refs_only && !loaded->refs_text) {
     // Most tables reference every snapshot they keep (or have none): the same text.
-    json refs = MetadataForLoad(*loaded->metadata, true);
-    const bool same = refs["snapshots"].size() == (*loaded->metadata)["snapshots"].size();
-    loaded->refs_text = same ? loaded->text : std::make_shared<const std::string>(refs.dump());
+    const json& metadata = Parsed(*loaded);
+    loaded->refs_text =
+        AllSnapshotsReferenced(metadata)
+            ? loaded->text
+            : std::make_shared<const std::string>(MetadataForLoad(metadata, true).dump());
     cache_.Put(*loaded);
   }
   Send({200, LoadTableResultText(loaded->location, refs_only ? *loaded->refs_text : *loaded->text),
@@ -386,33 +396,62 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
     }
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
-  int64_t now = now_ms_();
-  auto applied = ApplyCommit(*loaded->metadata, loaded->location, request, now);
+  const json& metadata = Parsed(*loaded);
+  const int64_t now = now_ms_();
+  if (ChangesOnlyProperties(request)) return CommitProperties(table, request, *loaded, now);
+  auto applied = ApplyCommit(metadata, loaded->location, request, now);
+  if (applied.verdict != CommitVerdict::kApplied) return NotApplied(applied, *loaded);
+  std::string location = NextMetadataLocation(applied.metadata, loaded->location);
+  auto text = std::make_shared<const std::string>(applied.metadata.dump());
+  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, *text, now);
+  if (swapped != StoreOutcome::kOk) return NotSwapped(swapped, table);
+  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
+  cache_.Put({location, std::make_shared<const json>(std::move(applied.metadata)), std::move(text),
+              nullptr});
+  cache_.Erase(loaded->location);  // superseded
+  return response;
+}
+
+StoredResponse CatalogApi::CommitProperties(const TableIdent& table, const json& request,
+                                            const CachedMetadata& loaded, int64_t now) {
+  const json& metadata = *loaded.metadata;
+  auto applied = ApplyPropertyCommit(metadata, loaded.location, request, now);
+  if (applied.outcome.verdict != CommitVerdict::kApplied)
+    return NotApplied(applied.outcome, loaded);
+  // Properties do not move the table's location: the next file goes where ApplyCommit's would.
+  std::string location = NextMetadataLocation(metadata, loaded.location);
+  auto text = std::make_shared<const std::string>(std::move(applied.text));
+  auto swapped = store_->SwapTable(table, loaded.location, location, *text, applied.properties,
+                                   applied.current_snapshot_id, now);
+  if (swapped != StoreOutcome::kOk) return NotSwapped(swapped, table);
+  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
+  // The new file is kept as text, parsed only if a later commit needs it. Snapshots and refs are
+  // unchanged, so whether a refs load is the whole text is too.
+  auto refs_text = AllSnapshotsReferenced(metadata) ? text : nullptr;
+  cache_.Put({location, nullptr, std::move(text), std::move(refs_text)});
+  cache_.Erase(loaded.location);  // superseded
+  return response;
+}
+
+StoredResponse CatalogApi::NotApplied(const CommitApplication& applied,
+                                      const CachedMetadata& loaded) {
   switch (applied.verdict) {
     case CommitVerdict::kBadRequest:
       return ErrorResponse(400, "BadRequestException", applied.message);
     case CommitVerdict::kConflict:
       return ErrorResponse(409, "CommitFailedException", applied.message);
-    case CommitVerdict::kUnchanged:
-      return {200, CommitResponseText(loaded->location, *loaded->text),
-              MetadataEtag(loaded->location, false)};
-    case CommitVerdict::kApplied:
-      break;
+    default:  // kUnchanged
+      return {200, CommitResponseText(loaded.location, *loaded.text),
+              MetadataEtag(loaded.location, false)};
   }
-  std::string location = NextMetadataLocation(applied.metadata, loaded->location);
-  auto text = std::make_shared<const std::string>(applied.metadata.dump());
-  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, *text, now);
+}
+
+StoredResponse CatalogApi::NotSwapped(StoreOutcome swapped, const TableIdent& table) {
   if (swapped == StoreOutcome::kNotFound) {
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
-  if (swapped == StoreOutcome::kConflict) {
-    return ErrorResponse(409, "CommitFailedException",
-                         "Table " + table.Dotted() + " was changed concurrently");
-  }
-  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
-  cache_.Put({location, std::make_shared<const json>(std::move(applied.metadata)), std::move(text),
-              nullptr});
-  return response;
+  return ErrorResponse(409, "CommitFailedException",
+                       "Table " + table.Dotted() + " was changed concurrently");
 }
 
 StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,

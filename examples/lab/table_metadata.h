@@ -49,6 +49,25 @@ struct CommitApplication {
 CommitApplication ApplyCommit(const json& current, const std::string& current_location,
                               const json& commit_request, int64_t now_ms);
 
+// ApplyCommit for a request that changes only properties (ChangesOnlyProperties: its updates
+// are set-properties and remove-properties): the same verdict and message, and on kApplied the
+// new metadata as text (exactly ApplyCommit's metadata.dump()) with its properties, built without
+// copying `current` (the ownership claim a failover writes to every table is such a commit, and
+// the copy of the whole metadata was most of its cost).
+struct PropertyCommitApplication {
+  CommitApplication outcome;  // verdict and message; metadata is left unset
+  std::string text;           // kApplied: the new metadata serialized
+  json properties;            // kApplied: the new metadata's properties
+  int64_t current_snapshot_id = -1;
+};
+PropertyCommitApplication ApplyPropertyCommit(const json& current,
+                                              const std::string& current_location,
+                                              const json& commit_request, int64_t now_ms);
+
+// True when every snapshot is referenced by a branch or tag: the metadata a load with
+// snapshots=refs returns is then the metadata itself.
+bool AllSnapshotsReferenced(const json& metadata);
+
 // The metadata a load returns: with refs_only, only snapshots that a branch or tag references.
 json MetadataForLoad(const json& metadata, bool refs_only);
 // A strong ETag, distinct per metadata file and per snapshots mode (as the spec asks).
