@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "examples/lab/metadata_text.h"
 #include "examples/lab/table_metadata.h"
 
 namespace icewarden::lab {
@@ -350,12 +351,19 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
   }
   if (loaded->location != *location) etag = MetadataEtag(loaded->location, refs_only);
   if (refs_only && !loaded->refs_text) {
-    // Most tables reference every snapshot they keep (or have none): the same text.
-    const json& metadata = Parsed(*loaded);
+    // Most tables reference every snapshot they keep (or have none): the same text, which is
+    // known without parsing the whole metadata.
+    bool whole;
+    if (loaded->metadata) {
+      whole = AllSnapshotsReferenced(*loaded->metadata);
+    } else if (auto members = TopLevelMembers(*loaded->text)) {
+      whole = AllSnapshotsReferencedIn(*members);
+    } else {
+      whole = AllSnapshotsReferenced(Parsed(*loaded));
+    }
     loaded->refs_text =
-        AllSnapshotsReferenced(metadata)
-            ? loaded->text
-            : std::make_shared<const std::string>(MetadataForLoad(metadata, true).dump());
+        whole ? loaded->text
+              : std::make_shared<const std::string>(MetadataForLoad(Parsed(*loaded), true).dump());
     cache_.Put(*loaded);
   }
   Send({200, LoadTableResultText(loaded->location, refs_only ? *loaded->refs_text : *loaded->text),
@@ -396,9 +404,9 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
     }
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
-  const json& metadata = Parsed(*loaded);
   const int64_t now = now_ms_();
   if (ChangesOnlyProperties(request)) return CommitProperties(table, request, *loaded, now);
+  const json& metadata = Parsed(*loaded);
   auto applied = ApplyCommit(metadata, loaded->location, request, now);
   if (applied.verdict != CommitVerdict::kApplied) return NotApplied(applied, *loaded);
   std::string location = NextMetadataLocation(applied.metadata, loaded->location);
@@ -413,21 +421,31 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
 }
 
 StoredResponse CatalogApi::CommitProperties(const TableIdent& table, const json& request,
-                                            const CachedMetadata& loaded, int64_t now) {
-  const json& metadata = *loaded.metadata;
+                                            CachedMetadata& loaded, int64_t now) {
+  // From the text's members when it has the lab's compact form (always, unless a file was
+  // written otherwise): only the small ones are parsed, the rest is copied as it is.
+  auto members = TopLevelMembers(*loaded.text);
+  json small;
+  if (members && !loaded.metadata) small = ParseSmallMembers(*members);
+  const json& metadata = small.is_object() ? small : Parsed(loaded);
   auto applied = ApplyPropertyCommit(metadata, loaded.location, request, now);
-  if (applied.outcome.verdict != CommitVerdict::kApplied)
+  if (applied.outcome.verdict != CommitVerdict::kApplied) {
     return NotApplied(applied.outcome, loaded);
+  }
   // Properties do not move the table's location: the next file goes where ApplyCommit's would.
   std::string location = NextMetadataLocation(metadata, loaded.location);
-  auto text = std::make_shared<const std::string>(std::move(applied.text));
-  auto swapped = store_->SwapTable(table, loaded.location, location, *text, applied.properties,
-                                   applied.current_snapshot_id, now);
+  auto text =
+      std::make_shared<const std::string>(members ? SpliceMembers(*members, applied.changes)
+                                                  : DumpWithChanges(metadata, applied.changes));
+  const json properties = applied.changes.value("properties", json::object());
+  auto swapped = store_->SwapTable(table, loaded.location, location, *text, properties,
+                                   metadata.value("current-snapshot-id", int64_t{-1}), now);
   if (swapped != StoreOutcome::kOk) return NotSwapped(swapped, table);
   StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
   // The new file is kept as text, parsed only if a later commit needs it. Snapshots and refs are
-  // unchanged, so whether a refs load is the whole text is too.
-  auto refs_text = AllSnapshotsReferenced(metadata) ? text : nullptr;
+  // unchanged, so whether a refs load is the whole text is too (when it was known).
+  std::shared_ptr<const std::string> refs_text;
+  if (loaded.refs_text && loaded.refs_text == loaded.text) refs_text = text;
   cache_.Put({location, nullptr, std::move(text), std::move(refs_text)});
   cache_.Erase(loaded.location);  // superseded
   return response;

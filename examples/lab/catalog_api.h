@@ -76,7 +76,7 @@ class CatalogApi {
   // CommitLocked for a request that changes only properties (the ownership claims a failover
   // writes): the new file is spliced as text from `loaded`'s tree, which is not copied.
   StoredResponse CommitProperties(const TableIdent& table, const json& request,
-                                  const CachedMetadata& loaded, int64_t now);
+                                  CachedMetadata& loaded, int64_t now);
   // The answer to a commit that ApplyCommit did not apply (400, 409, or 200 unchanged).
   static StoredResponse NotApplied(const CommitApplication& applied, const CachedMetadata& loaded);
   // The answer to a commit whose pointer swap failed (404 or 409).

@@ -389,9 +389,9 @@ json NextMetadataLog(const json& current, const std::string& current_location) {
   return log;
 }
 
-// `object` serialized as dump() would serialize it with the members of `changes` put in (added
-// or replaced), without building the changed object: both are key-sorted maps, so one merge
-// pass writes the members in dump()'s order.
+}  // namespace
+
+// Both are key-sorted maps, so one merge pass writes the members in dump()'s order.
 std::string DumpWithChanges(const json& object, const json& changes) {
   std::string out = "{";
   bool first = true;
@@ -419,8 +419,6 @@ std::string DumpWithChanges(const json& object, const json& changes) {
   out += '}';
   return out;
 }
-
-}  // namespace
 
 CommitApplication ApplyCommit(const json& current, const std::string& current_location,
                               const json& request, int64_t now_ms) {
@@ -467,9 +465,7 @@ PropertyCommitApplication ApplyPropertyCommit(const json& current,
   }
   touched["metadata-log"] = NextMetadataLog(current, current_location);
   touched["last-updated-ms"] = now_ms;
-  result.text = DumpWithChanges(current, touched);
-  result.properties = touched.value("properties", json::object());
-  result.current_snapshot_id = current.value("current-snapshot-id", int64_t{-1});
+  result.changes = std::move(touched);
   return result;
 }
 

@@ -51,18 +51,21 @@ CommitApplication ApplyCommit(const json& current, const std::string& current_lo
 
 // ApplyCommit for a request that changes only properties (ChangesOnlyProperties: its updates
 // are set-properties and remove-properties): the same verdict and message, and on kApplied the
-// new metadata as text (exactly ApplyCommit's metadata.dump()) with its properties, built without
-// copying `current` (the ownership claim a failover writes to every table is such a commit, and
-// the copy of the whole metadata was most of its cost).
+// members in which the new metadata differs from `current` (properties, metadata-log,
+// last-updated-ms), without copying `current` (the ownership claim a failover writes to every
+// table is such a commit, and the copy of the whole metadata was most of its cost). `current`
+// needs only its small members: not schemas, snapshots, snapshot-log, specs or sort orders.
 struct PropertyCommitApplication {
   CommitApplication outcome;  // verdict and message; metadata is left unset
-  std::string text;           // kApplied: the new metadata serialized
-  json properties;            // kApplied: the new metadata's properties
-  int64_t current_snapshot_id = -1;
+  json changes;               // kApplied: the members to put in `current`
 };
 PropertyCommitApplication ApplyPropertyCommit(const json& current,
                                               const std::string& current_location,
                                               const json& commit_request, int64_t now_ms);
+
+// `object` serialized as dump() would serialize it with the members of `changes` put in (added
+// or replaced), without building the changed object.
+std::string DumpWithChanges(const json& object, const json& changes);
 
 // True when every snapshot is referenced by a branch or tag: the metadata a load with
 // snapshots=refs returns is then the metadata itself.
