@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "examples/lab/metadata_text.h"
 #include "examples/lab/table_metadata.h"
 
 namespace icewarden::lab {
@@ -133,15 +134,23 @@ CatalogApi::CatalogApi(std::string region, std::string warehouse, std::string ba
 std::optional<CachedMetadata> CatalogApi::Metadata(const TableIdent& table,
                                                    const std::string& location) {
   if (auto hit = cache_.Find(location)) return hit;
-  auto loaded = store_->LoadTable(table);
+  auto loaded = store_->LoadTableText(table);
   if (!loaded) return std::nullopt;
   // The pointer may have moved since `location` was read: this is the newer file, as a load
   // a moment later would have returned.
-  CachedMetadata entry{std::move(loaded->location),
-                       std::make_shared<const json>(std::move(loaded->metadata)),
+  CachedMetadata entry{std::move(loaded->location), nullptr,
                        std::make_shared<const std::string>(std::move(loaded->text)), nullptr};
   cache_.Put(entry);
   return entry;
+}
+
+const json& CatalogApi::Parsed(CachedMetadata& entry) {
+  if (!entry.metadata) {
+    // Outside every lock: parsing is the expensive part.
+    entry.metadata = std::make_shared<const json>(json::parse(*entry.text));
+    cache_.Put(entry);
+  }
+  return *entry.metadata;
 }
 
 std::vector<std::string> CatalogApi::Endpoints() {
@@ -342,10 +351,19 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
   }
   if (loaded->location != *location) etag = MetadataEtag(loaded->location, refs_only);
   if (refs_only && !loaded->refs_text) {
-    // Most tables reference every snapshot they keep (or have none): the same text.
-    json refs = MetadataForLoad(*loaded->metadata, true);
-    const bool same = refs["snapshots"].size() == (*loaded->metadata)["snapshots"].size();
-    loaded->refs_text = same ? loaded->text : std::make_shared<const std::string>(refs.dump());
+    // Most tables reference every snapshot they keep (or have none): the same text, which is
+    // known without parsing the whole metadata.
+    bool whole;
+    if (loaded->metadata) {
+      whole = AllSnapshotsReferenced(*loaded->metadata);
+    } else if (auto members = TopLevelMembers(*loaded->text)) {
+      whole = AllSnapshotsReferencedIn(*members);
+    } else {
+      whole = AllSnapshotsReferenced(Parsed(*loaded));
+    }
+    loaded->refs_text =
+        whole ? loaded->text
+              : std::make_shared<const std::string>(MetadataForLoad(Parsed(*loaded), true).dump());
     cache_.Put(*loaded);
   }
   Send({200, LoadTableResultText(loaded->location, refs_only ? *loaded->refs_text : *loaded->text),
@@ -386,33 +404,72 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
     }
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
-  int64_t now = now_ms_();
-  auto applied = ApplyCommit(*loaded->metadata, loaded->location, request, now);
+  const int64_t now = now_ms_();
+  if (ChangesOnlyProperties(request)) return CommitProperties(table, request, *loaded, now);
+  const json& metadata = Parsed(*loaded);
+  auto applied = ApplyCommit(metadata, loaded->location, request, now);
+  if (applied.verdict != CommitVerdict::kApplied) return NotApplied(applied, *loaded);
+  std::string location = NextMetadataLocation(applied.metadata, loaded->location);
+  auto text = std::make_shared<const std::string>(applied.metadata.dump());
+  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, *text, now);
+  if (swapped != StoreOutcome::kOk) return NotSwapped(swapped, table);
+  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
+  cache_.Put({location, std::make_shared<const json>(std::move(applied.metadata)), std::move(text),
+              nullptr});
+  cache_.Erase(loaded->location);  // superseded
+  return response;
+}
+
+StoredResponse CatalogApi::CommitProperties(const TableIdent& table, const json& request,
+                                            CachedMetadata& loaded, int64_t now) {
+  // From the text's members when it has the lab's compact form (always, unless a file was
+  // written otherwise): only the small ones are parsed, the rest is copied as it is.
+  auto members = TopLevelMembers(*loaded.text);
+  json small;
+  if (members && !loaded.metadata) small = ParseSmallMembers(*members);
+  const json& metadata = small.is_object() ? small : Parsed(loaded);
+  auto applied = ApplyPropertyCommit(metadata, loaded.location, request, now);
+  if (applied.outcome.verdict != CommitVerdict::kApplied) {
+    return NotApplied(applied.outcome, loaded);
+  }
+  // Properties do not move the table's location: the next file goes where ApplyCommit's would.
+  std::string location = NextMetadataLocation(metadata, loaded.location);
+  auto text =
+      std::make_shared<const std::string>(members ? SpliceMembers(*members, applied.changes)
+                                                  : DumpWithChanges(metadata, applied.changes));
+  const json properties = applied.changes.value("properties", json::object());
+  auto swapped = store_->SwapTable(table, loaded.location, location, *text, properties,
+                                   metadata.value("current-snapshot-id", int64_t{-1}), now);
+  if (swapped != StoreOutcome::kOk) return NotSwapped(swapped, table);
+  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
+  // The new file is kept as text, parsed only if a later commit needs it. Snapshots and refs are
+  // unchanged, so whether a refs load is the whole text is too (when it was known).
+  std::shared_ptr<const std::string> refs_text;
+  if (loaded.refs_text && loaded.refs_text == loaded.text) refs_text = text;
+  cache_.Put({location, nullptr, std::move(text), std::move(refs_text)});
+  cache_.Erase(loaded.location);  // superseded
+  return response;
+}
+
+StoredResponse CatalogApi::NotApplied(const CommitApplication& applied,
+                                      const CachedMetadata& loaded) {
   switch (applied.verdict) {
     case CommitVerdict::kBadRequest:
       return ErrorResponse(400, "BadRequestException", applied.message);
     case CommitVerdict::kConflict:
       return ErrorResponse(409, "CommitFailedException", applied.message);
-    case CommitVerdict::kUnchanged:
-      return {200, CommitResponseText(loaded->location, *loaded->text),
-              MetadataEtag(loaded->location, false)};
-    case CommitVerdict::kApplied:
-      break;
+    default:  // kUnchanged
+      return {200, CommitResponseText(loaded.location, *loaded.text),
+              MetadataEtag(loaded.location, false)};
   }
-  std::string location = NextMetadataLocation(applied.metadata, loaded->location);
-  auto text = std::make_shared<const std::string>(applied.metadata.dump());
-  auto swapped = store_->SwapTable(table, loaded->location, location, applied.metadata, *text, now);
+}
+
+StoredResponse CatalogApi::NotSwapped(StoreOutcome swapped, const TableIdent& table) {
   if (swapped == StoreOutcome::kNotFound) {
     return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
   }
-  if (swapped == StoreOutcome::kConflict) {
-    return ErrorResponse(409, "CommitFailedException",
-                         "Table " + table.Dotted() + " was changed concurrently");
-  }
-  StoredResponse response{200, CommitResponseText(location, *text), MetadataEtag(location, false)};
-  cache_.Put({location, std::make_shared<const json>(std::move(applied.metadata)), std::move(text),
-              nullptr});
-  return response;
+  return ErrorResponse(409, "CommitFailedException",
+                       "Table " + table.Dotted() + " was changed concurrently");
 }
 
 StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,

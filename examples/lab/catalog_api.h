@@ -23,6 +23,8 @@
 
 namespace icewarden::lab {
 
+struct CommitApplication;
+
 // A clock in Unix milliseconds; the lab passes the wall clock, tests may pass their own.
 using NowMs = std::function<int64_t()>;
 
@@ -71,6 +73,14 @@ class CatalogApi {
   StoredResponse CreateNamespaceLocked(const json& body);
   StoredResponse CreateTableLocked(const std::vector<std::string>& ns, const json& body);
   StoredResponse CommitLocked(const TableIdent& table, const json& request);
+  // CommitLocked for a request that changes only properties (the ownership claims a failover
+  // writes): the new file is spliced as text from `loaded`'s tree, which is not copied.
+  StoredResponse CommitProperties(const TableIdent& table, const json& request,
+                                  CachedMetadata& loaded, int64_t now);
+  // The answer to a commit that ApplyCommit did not apply (400, 409, or 200 unchanged).
+  static StoredResponse NotApplied(const CommitApplication& applied, const CachedMetadata& loaded);
+  // The answer to a commit whose pointer swap failed (404 or 409).
+  static StoredResponse NotSwapped(StoreOutcome swapped, const TableIdent& table);
   // Runs `apply` once per Idempotency-Key within its lifetime; 5xx results are not remembered.
   // `resource` (the table or namespace changed) picks the lock: mutations of one resource are
   // serialized, mutations of different ones run in parallel, as in a real catalog. An
@@ -83,7 +93,10 @@ class CatalogApi {
 
   // The table's metadata at `location` (or at a newer one, when it moved meanwhile), from the
   // cache or the store; nullopt when the table does not exist.
+  // The entry's text only: its tree is parsed by Parsed, when something needs it.
   std::optional<CachedMetadata> Metadata(const TableIdent& table, const std::string& location);
+  // `entry`'s parsed metadata, parsed now (and cached) if it was not yet.
+  const json& Parsed(CachedMetadata& entry);
 
   std::string region_;
   std::string warehouse_;

@@ -121,35 +121,29 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// BEGIN IMMEDIATE ... COMMIT, rolled back if the scope ends without Commit().
+// BEGIN IMMEDIATE ... COMMIT, rolled back if the scope ends without Commit(). BEGIN and COMMIT
+// are cached statements too (sqlite3_exec would parse them for every commit).
 class Transaction {
  public:
-  explicit Transaction(sqlite3* db) : db_(db) { Run("BEGIN IMMEDIATE"); }
+  explicit Transaction(StatementCache& statements) : statements_(statements) {
+    Statement(statements_, "BEGIN IMMEDIATE").Step();
+  }
   ~Transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!done_) sqlite3_exec(statements_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
   }
   void Commit() {
-    Run("COMMIT");
+    Statement(statements_, "COMMIT").Step();
     done_ = true;
   }
 
  private:
-  void Run(const char* sql) {
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
-      throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
-    }
-  }
-  sqlite3* db_;
+  StatementCache& statements_;
   bool done_ = false;
 };
 
-std::string OwnerClaim(const json& metadata) {
-  const json& properties = metadata.value("properties", json::object());
-  return properties.value("icewarden.owner", "");
-}
+std::string OwnerClaimOf(const json& properties) { return properties.value("icewarden.owner", ""); }
 
-int64_t EpochClaim(const json& metadata) {
-  const json& properties = metadata.value("properties", json::object());
+int64_t EpochClaimOf(const json& properties) {
   try {
     return std::stoll(properties.value("icewarden.epoch", "-1"));
   } catch (const std::exception&) {
@@ -255,22 +249,23 @@ std::vector<std::string> CatalogStore::TableNames(const std::vector<std::string>
   return names;
 }
 
+std::optional<TableText> CatalogStore::LoadTableText(const TableIdent& table) {
+  std::lock_guard lock(mutex_);
+  Statement query(*statements_,
+                  "SELECT t.metadata_location, f.metadata FROM tables t JOIN metadata_files f"
+                  " ON f.namespace = t.namespace AND f.name = t.name"
+                  " AND f.location = t.metadata_location"
+                  " WHERE t.namespace = ? AND t.name = ?");
+  if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
+  return TableText{query.Text(0), query.Text(1)};
+}
+
 std::optional<LoadedTable> CatalogStore::LoadTable(const TableIdent& table) {
-  std::string location, text;
-  {
-    std::lock_guard lock(mutex_);
-    Statement query(*statements_,
-                    "SELECT t.metadata_location, f.metadata FROM tables t JOIN metadata_files f"
-                    " ON f.namespace = t.namespace AND f.name = t.name"
-                    " AND f.location = t.metadata_location"
-                    " WHERE t.namespace = ? AND t.name = ?");
-    if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
-    location = query.Text(0);
-    text = query.Text(1);
-  }
+  auto loaded = LoadTableText(table);
+  if (!loaded) return std::nullopt;
   // Parsed outside the mutex: every other request of the region waits on it.
-  json metadata = json::parse(text);
-  return LoadedTable{std::move(location), std::move(metadata), std::move(text)};
+  json metadata = json::parse(loaded->text);
+  return LoadedTable{std::move(loaded->location), std::move(metadata), std::move(loaded->text)};
 }
 
 std::optional<std::string> CatalogStore::CurrentLocation(const TableIdent& table) {
@@ -286,7 +281,8 @@ CatalogStore::MetadataRow CatalogStore::RowOf(const json& metadata) {
 }
 
 CatalogStore::MetadataRow CatalogStore::RowOf(const json& metadata, std::string text) {
-  return {std::move(text), OwnerClaim(metadata), EpochClaim(metadata),
+  const json properties = metadata.value("properties", json::object());
+  return {std::move(text), OwnerClaimOf(properties), EpochClaimOf(properties),
           metadata.value("current-snapshot-id", int64_t{-1})};
 }
 
@@ -332,7 +328,7 @@ StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::strin
                                        const json& metadata, int64_t now_ms) {
   const MetadataRow row = RowOf(metadata);
   std::lock_guard lock(mutex_);
-  Transaction transaction(db_);
+  Transaction transaction(*statements_);
   if (!NamespaceExistsLocked(table.NamespaceKey())) return StoreOutcome::kNotFound;
   Statement exists(*statements_, "SELECT 1 FROM tables WHERE namespace = ? AND name = ?");
   if (exists.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
@@ -347,9 +343,26 @@ StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::strin
 StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string& expected_location,
                                      const std::string& location, const json& metadata,
                                      std::string metadata_text, int64_t now_ms) {
-  const MetadataRow row = RowOf(metadata, std::move(metadata_text));  // before the mutex
+  return SwapRow(table, expected_location, location,
+                 RowOf(metadata, std::move(metadata_text)),  // before the mutex
+                 now_ms);
+}
+
+StoreOutcome CatalogStore::SwapTable(const TableIdent& table, const std::string& expected_location,
+                                     const std::string& location, std::string metadata_text,
+                                     const json& properties, int64_t main_snapshot_id,
+                                     int64_t now_ms) {
+  return SwapRow(table, expected_location, location,
+                 {std::move(metadata_text), OwnerClaimOf(properties), EpochClaimOf(properties),
+                  main_snapshot_id},
+                 now_ms);
+}
+
+StoreOutcome CatalogStore::SwapRow(const TableIdent& table, const std::string& expected_location,
+                                   const std::string& location, const MetadataRow& row,
+                                   int64_t now_ms) {
   std::lock_guard lock(mutex_);
-  Transaction transaction(db_);
+  Transaction transaction(*statements_);
   Statement current(*statements_,
                     "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
   if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
@@ -439,7 +452,7 @@ StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
                                             const ReplicationPlan& plan) {
   const MetadataRow target = RowOf(plan.target_metadata);
   std::lock_guard lock(mutex_);
-  Transaction transaction(db_);
+  Transaction transaction(*statements_);
   Statement current(*statements_,
                     "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
   bool exists = current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
@@ -455,7 +468,7 @@ StoreOutcome CatalogStore::ReseedReplica(const TableIdent& table,
                                          const ReplicationPlan& plan) {
   const MetadataRow target = RowOf(plan.target_metadata);
   std::lock_guard lock(mutex_);
-  Transaction transaction(db_);
+  Transaction transaction(*statements_);
   Statement current(*statements_,
                     "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
   if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {

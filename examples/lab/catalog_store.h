@@ -33,6 +33,12 @@ struct LoadedTable {
   std::string text;  // `metadata` as stored (its JSON text)
 };
 
+// A table's metadata-location and its metadata's JSON text, unparsed.
+struct TableText {
+  std::string location;
+  std::string text;
+};
+
 // What the replicator and GET /lab/state need of a table without parsing its metadata.
 struct TableHead {
   TableIdent table;
@@ -82,6 +88,8 @@ class CatalogStore {
   std::vector<std::string> TableNames(const std::vector<std::string>& ns);
 
   std::optional<LoadedTable> LoadTable(const TableIdent& table);
+  // LoadTable without the parse, for callers that may only need the text.
+  std::optional<TableText> LoadTableText(const TableIdent& table);
   // The table's metadata-location alone (no metadata read), nullopt when it does not exist.
   std::optional<std::string> CurrentLocation(const TableIdent& table);
   // kAlreadyExists, or kNotFound when the namespace is missing.
@@ -93,6 +101,11 @@ class CatalogStore {
   StoreOutcome SwapTable(const TableIdent& table, const std::string& expected_location,
                          const std::string& location, const json& metadata,
                          std::string metadata_text, int64_t now_ms);
+  // SwapTable for metadata the caller has as text only, with the two parts of it that the
+  // tables row keeps: its properties and its current-snapshot-id.
+  StoreOutcome SwapTable(const TableIdent& table, const std::string& expected_location,
+                         const std::string& location, std::string metadata_text,
+                         const json& properties, int64_t main_snapshot_id, int64_t now_ms);
   std::vector<TableHead> Heads();
   // One table's head; nullopt when this region lacks the table.
   std::optional<TableHead> Head(const TableIdent& table);
@@ -135,6 +148,9 @@ class CatalogStore {
   };
   static MetadataRow RowOf(const json& metadata);
   static MetadataRow RowOf(const json& metadata, std::string text);
+  // SwapTable's compare-and-swap, under the mutex (taken here).
+  StoreOutcome SwapRow(const TableIdent& table, const std::string& expected_location,
+                       const std::string& location, const MetadataRow& row, int64_t now_ms);
   // `metadata_text` null: the file's JSON is not kept.
   void InsertFileLocked(const TableIdent& table, const std::string& location, int64_t committed_ms,
                         const std::string* metadata_text);

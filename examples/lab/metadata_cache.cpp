@@ -26,4 +26,14 @@ void MetadataCache::Put(CachedMetadata entry) {
   }
 }
 
+void MetadataCache::Erase(const std::string& location) {
+  CachedMetadata gone;  // destroyed (a whole tree, maybe) once the mutex is released
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(location);
+  if (it == index_.end()) return;
+  gone = std::move(*it->second);
+  entries_.erase(it->second);
+  index_.erase(it);
+}
+
 }  // namespace icewarden::lab

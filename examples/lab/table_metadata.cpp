@@ -336,13 +336,15 @@ std::string NextMetadataLocation(const json& metadata, const std::string& previo
          ".metadata.json";
 }
 
-CommitApplication ApplyCommit(const json& current, const std::string& current_location,
-                              const json& request, int64_t now_ms) {
-  CommitApplication result;
+namespace {
+
+// The checks ApplyCommit makes before any update: the request's shape, its kinds, then every
+// requirement. False with `result` set to the verdict when the commit stops here.
+bool CheckCommit(const json& current, const json& request, CommitApplication* result) {
   auto bad = [&](std::string message) {
-    result.verdict = CommitVerdict::kBadRequest;
-    result.message = std::move(message);
-    return result;
+    result->verdict = CommitVerdict::kBadRequest;
+    result->message = std::move(message);
+    return false;
   };
   if (!request.is_object() || !request.contains("requirements") ||
       !request["requirements"].is_array() || !request.contains("updates") ||
@@ -366,32 +368,116 @@ CommitApplication ApplyCommit(const json& current, const std::string& current_lo
     std::string failure = CheckRequirement(current, requirement, &malformed);
     if (malformed) return bad(failure);
     if (!failure.empty()) {
-      result.verdict = CommitVerdict::kConflict;
-      result.message = failure;
-      return result;
+      result->verdict = CommitVerdict::kConflict;
+      result->message = failure;
+      return false;
     }
   }
   if (request["updates"].empty()) {
-    result.verdict = CommitVerdict::kUnchanged;
-    result.metadata = current;
+    result->verdict = CommitVerdict::kUnchanged;
+    return false;
+  }
+  return true;
+}
+
+// The metadata-log once `current` (at `current_location`) is superseded.
+json NextMetadataLog(const json& current, const std::string& current_location) {
+  json log = current.value("metadata-log", json());
+  log.push_back(
+      {{"metadata-file", current_location}, {"timestamp-ms", current["last-updated-ms"]}});
+  if (log.size() > kMaxMetadataLog) log.erase(log.begin(), log.end() - kMaxMetadataLog);
+  return log;
+}
+
+}  // namespace
+
+// Both are key-sorted maps, so one merge pass writes the members in dump()'s order.
+std::string DumpWithChanges(const json& object, const json& changes) {
+  std::string out = "{";
+  bool first = true;
+  auto emit = [&](const std::string& key, const json& value) {
+    if (!first) out += ',';
+    first = false;
+    out += json(key).dump();
+    out += ':';
+    out += value.dump();
+  };
+  auto change = changes.begin();
+  for (auto member = object.begin(); member != object.end(); ++member) {
+    while (change != changes.end() && change.key() < member.key()) {
+      emit(change.key(), change.value());
+      ++change;
+    }
+    if (change != changes.end() && change.key() == member.key()) {
+      emit(change.key(), change.value());
+      ++change;
+    } else {
+      emit(member.key(), member.value());
+    }
+  }
+  for (; change != changes.end(); ++change) emit(change.key(), change.value());
+  out += '}';
+  return out;
+}
+
+CommitApplication ApplyCommit(const json& current, const std::string& current_location,
+                              const json& request, int64_t now_ms) {
+  CommitApplication result;
+  if (!CheckCommit(current, request, &result)) {
+    if (result.verdict == CommitVerdict::kUnchanged) result.metadata = current;
     return result;
   }
   json metadata = current;
   std::set<int64_t> added;
   for (const auto& update : request["updates"]) {
     std::string error = ApplyUpdate(metadata, update, added, now_ms);
-    if (!error.empty()) return bad(error);
+    if (!error.empty()) {
+      result.verdict = CommitVerdict::kBadRequest;
+      result.message = std::move(error);
+      return result;
+    }
     if (update["action"] == "add-snapshot") {
       added.insert(update["snapshot"]["snapshot-id"].get<int64_t>());
     }
   }
-  metadata["metadata-log"].push_back(
-      {{"metadata-file", current_location}, {"timestamp-ms", current["last-updated-ms"]}});
-  auto& log = metadata["metadata-log"];
-  if (log.size() > kMaxMetadataLog) log.erase(log.begin(), log.end() - kMaxMetadataLog);
+  metadata["metadata-log"] = NextMetadataLog(current, current_location);
   metadata["last-updated-ms"] = now_ms;
   result.metadata = std::move(metadata);
   return result;
+}
+
+PropertyCommitApplication ApplyPropertyCommit(const json& current,
+                                              const std::string& current_location,
+                                              const json& request, int64_t now_ms) {
+  PropertyCommitApplication result;
+  if (!CheckCommit(current, request, &result.outcome)) return result;
+  // The updates touch only "properties": apply them to a copy of that member alone.
+  json touched = json::object();
+  if (current.contains("properties")) touched["properties"] = current["properties"];
+  const std::set<int64_t> added;
+  for (const auto& update : request["updates"]) {
+    std::string error = ApplyUpdate(touched, update, added, now_ms);
+    if (!error.empty()) {
+      result.outcome.verdict = CommitVerdict::kBadRequest;
+      result.outcome.message = std::move(error);
+      return result;
+    }
+  }
+  touched["metadata-log"] = NextMetadataLog(current, current_location);
+  touched["last-updated-ms"] = now_ms;
+  result.changes = std::move(touched);
+  return result;
+}
+
+bool AllSnapshotsReferenced(const json& metadata) {
+  std::set<int64_t> referenced;
+  for (const auto& [name, ref] : metadata["refs"].items()) {
+    referenced.insert(ref["snapshot-id"].get<int64_t>());
+  }
+  for (const auto& snapshot : metadata["snapshots"]) {
+    if (!referenced.count(snapshot["snapshot-id"].get<int64_t>())) return false;
+  }
+  return true;
 }
 
 json MetadataForLoad(const json& metadata, bool refs_only) {

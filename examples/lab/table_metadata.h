@@ -49,6 +49,28 @@ struct CommitApplication {
 CommitApplication ApplyCommit(const json& current, const std::string& current_location,
                               const json& commit_request, int64_t now_ms);
 
+// ApplyCommit for a request that changes only properties (ChangesOnlyProperties: its updates
+// are set-properties and remove-properties): the same verdict and message, and on kApplied the
+// members in which the new metadata differs from `current` (properties, metadata-log,
+// last-updated-ms), without copying `current` (the ownership claim a failover writes to every
+// table is such a commit, and the copy of the whole metadata was most of its cost). `current`
+// needs only its small members: not schemas, snapshots, snapshot-log, specs or sort orders.
+struct PropertyCommitApplication {
+  CommitApplication outcome;  // verdict and message; metadata is left unset
+  json changes;               // kApplied: the members to put in `current`
+};
+PropertyCommitApplication ApplyPropertyCommit(const json& current,
+                                              const std::string& current_location,
+                                              const json& commit_request, int64_t now_ms);
+
+// `object` serialized as dump() would serialize it with the members of `changes` put in (added
+// or replaced), without building the changed object.
+std::string DumpWithChanges(const json& object, const json& changes);
+
+// True when every snapshot is referenced by a branch or tag: the metadata a load with
+// snapshots=refs returns is then the metadata itself.
+bool AllSnapshotsReferenced(const json& metadata);
+
 // The metadata a load returns: with refs_only, only snapshots that a branch or tag references.
 json MetadataForLoad(const json& metadata, bool refs_only);
 // A strong ETag, distinct per metadata file and per snapshots mode (as the spec asks).
