@@ -217,6 +217,14 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
   // arrive while the first config request is in flight wait for it instead of sending more.
   void Prepare(const char* endpoint, std::chrono::milliseconds deadline,
                std::function<void(Status)> then) {
+    // Every call after the first: no wrapper, no copy of `then` (it holds the whole call).
+    if (config_) {
+      if (!config_->Advertises(endpoint)) {
+        return then(
+            Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint));
+      }
+      return then(Status::Ok());
+    }
     auto check = [self = shared_from_this(), endpoint, then](Status config) {
       if (!config.ok()) return then(config);
       if (!self->config_->Advertises(endpoint)) {
@@ -362,9 +370,10 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
   void LoadTable(TableIdent table, std::optional<std::string> etag,
                  CatalogCallback<LoadTableOutcome> done, std::chrono::milliseconds deadline,
                  SnapshotsMode snapshots) {
-    const std::string what = "load table " + table.ToString();
+    std::string what = "load table " + table.ToString();
     Prepare(kLoadTable, deadline,
-            [self = shared_from_this(), table, etag, done, deadline, what, snapshots](Status s) {
+            [self = shared_from_this(), table = std::move(table), etag = std::move(etag),
+             done = std::move(done), deadline, what, snapshots](Status s) mutable {
               if (!s.ok()) return self->Deliver<LoadTableOutcome>(done, Prefixed(what, s));
               HttpRequest req;
               req.url = self->TablePath(table) +
@@ -373,30 +382,33 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
               if (!self->options_.access_delegation.empty()) {
                 req.headers.Set("X-Iceberg-Access-Delegation", self->options_.access_delegation);
               }
-              self->channel_->Send(
-                  std::move(req), deadline, [self, etag, done, what](Result<HttpResponse> r) {
-                    if (!r.ok())
-                      return self->Deliver<LoadTableOutcome>(
-                          done, self->TransportError(what, r.status()));
-                    if (r->status == 304) {
-                      LoadTableOutcome out;
-                      out.not_modified = true;
-                      out.table.etag = etag.value_or("");
-                      return self->Deliver<LoadTableOutcome>(done, std::move(out));
-                    }
-                    if (r->status != 200)
-                      return self->Deliver<LoadTableOutcome>(done, StatusFromHttp(what, *r));
-                    auto view = ParseTableResult(r->body, "LoadTableResult");
-                    if (!view.ok()) {
-                      Status s = Prefixed(what, view.status());
-                      self->ReportUnparsed("load_table", s, &*r);
-                      return self->Deliver<LoadTableOutcome>(done, s);
-                    }
-                    LoadTableOutcome out;
-                    out.table = std::move(view).value();
-                    out.table.etag = r->headers.Get("ETag").value_or("");
-                    self->Deliver<LoadTableOutcome>(done, std::move(out));
-                  });
+              // Moved, not copied: Prepare runs this once.
+              self->channel_->Send(std::move(req), deadline,
+                                   [self, etag = std::move(etag), done = std::move(done),
+                                    what = std::move(what)](Result<HttpResponse> r) {
+                                     if (!r.ok())
+                                       return self->Deliver<LoadTableOutcome>(
+                                           done, self->TransportError(what, r.status()));
+                                     if (r->status == 304) {
+                                       LoadTableOutcome out;
+                                       out.not_modified = true;
+                                       out.table.etag = etag.value_or("");
+                                       return self->Deliver<LoadTableOutcome>(done, std::move(out));
+                                     }
+                                     if (r->status != 200)
+                                       return self->Deliver<LoadTableOutcome>(
+                                           done, StatusFromHttp(what, *r));
+                                     auto view = ParseTableResult(r->body, "LoadTableResult");
+                                     if (!view.ok()) {
+                                       Status s = Prefixed(what, view.status());
+                                       self->ReportUnparsed("load_table", s, &*r);
+                                       return self->Deliver<LoadTableOutcome>(done, s);
+                                     }
+                                     LoadTableOutcome out;
+                                     out.table = std::move(view).value();
+                                     out.table.etag = r->headers.Get("ETag").value_or("");
+                                     self->Deliver<LoadTableOutcome>(done, std::move(out));
+                                   });
             });
   }
 
@@ -415,70 +427,71 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
 
   void CommitTable(TableCommit commit, CatalogCallback<CommitOutcome> done,
                    std::chrono::milliseconds deadline) {
-    const std::string what = "commit to " + commit.table.ToString();
-    Prepare(
-        kUpdateTable, deadline,
-        [self = shared_from_this(), commit = std::move(commit), done, deadline, what](Status s) {
-          if (!s.ok()) return self->Deliver<CommitOutcome>(done, Prefixed(what, s));
-          HttpRequest req;
-          req.method = "POST";
-          req.url = self->TablePath(commit.table);
-          req.headers.Set("Content-Type", "application/json");
-          const std::string key = self->IdempotencyKeyFor(commit);
-          if (!key.empty()) req.headers.Set("Idempotency-Key", key);
-          req.body = CommitTableRequestJson(commit);
-          self->channel_->SendTracked(
-              std::move(req), deadline,
-              [self, done, what, key](Result<HttpResponse> r, bool may_have_been_delivered) {
-                CommitOutcome out;
-                out.idempotency_key = key;
-                if (!r.ok()) {
-                  // Not delivered: refused connections, and token failures before sending.
-                  Status s = self->TransportError(what, r.status());
-                  if (!may_have_been_delivered) return self->Deliver<CommitOutcome>(done, s);
-                  out.kind = CommitOutcome::Kind::kStateUnknown;
-                  out.reply = s.reply();
-                  out.detail = self->channel_->Redact(s).message();
-                  return self->Deliver<CommitOutcome>(done, std::move(out));
-                }
-                const int status = r->status;
-                if (status == 500 || status == 502 || status == 504) {
-                  out.kind = CommitOutcome::Kind::kStateUnknown;
-                  out.reply = PeerReply::kAnswered;
-                  out.detail = self->channel_->Redact(StatusFromHttp(what, *r)).message();
-                  return self->Deliver<CommitOutcome>(done, std::move(out));
-                }
-                if (!key.empty() && IsRequestInProgress(*r)) {
-                  out.kind = CommitOutcome::Kind::kStateUnknown;
-                  out.reply = PeerReply::kAnswered;
-                  out.detail = what +
-                               ": the catalog is still processing an earlier request "
-                               "with this Idempotency-Key: " +
-                               self->channel_->Redact(StatusFromHttp(what, *r)).message();
-                  return self->Deliver<CommitOutcome>(done, std::move(out));
-                }
-                if (status == 409) {
-                  auto e = ParseIcebergError(r->body);
-                  return self->Deliver<CommitOutcome>(
-                      done, Status::Conflict(what + " failed, a requirement was not met: " +
-                                             (e ? e->message : Snippet(r->body)))
-                                .WithReply(PeerReply::kAnswered));
-                }
-                if (status != 200)
-                  return self->Deliver<CommitOutcome>(done, StatusFromHttp(what, *r));
-                auto view = ParseTableResult(r->body, "CommitTableResponse");
-                if (!view.ok()) {
-                  // 200 means it committed; only our view of the result is missing.
-                  out.kind = CommitOutcome::Kind::kCommitted;
-                  out.detail = view.status().message();
-                  self->ReportUnparsed("commit", Prefixed(what, view.status()), &*r);
-                  return self->Deliver<CommitOutcome>(done, std::move(out));
-                }
-                out.table = std::move(view).value();
-                out.table.etag = r->headers.Get("ETag").value_or("");
-                self->Deliver<CommitOutcome>(done, std::move(out));
-              });
-        });
+    std::string what = "commit to " + commit.table.ToString();
+    Prepare(kUpdateTable, deadline,
+            [self = shared_from_this(), commit = std::move(commit), done = std::move(done),
+             deadline, what](Status s) mutable {
+              if (!s.ok()) return self->Deliver<CommitOutcome>(done, Prefixed(what, s));
+              HttpRequest req;
+              req.method = "POST";
+              req.url = self->TablePath(commit.table);
+              req.headers.Set("Content-Type", "application/json");
+              const std::string key = self->IdempotencyKeyFor(commit);
+              if (!key.empty()) req.headers.Set("Idempotency-Key", key);
+              req.body = CommitTableRequestJson(commit);
+              self->channel_->SendTracked(
+                  std::move(req), deadline,
+                  [self, done = std::move(done), what = std::move(what), key](
+                      Result<HttpResponse> r, bool may_have_been_delivered) {
+                    CommitOutcome out;
+                    out.idempotency_key = key;
+                    if (!r.ok()) {
+                      // Not delivered: refused connections, and token failures before sending.
+                      Status s = self->TransportError(what, r.status());
+                      if (!may_have_been_delivered) return self->Deliver<CommitOutcome>(done, s);
+                      out.kind = CommitOutcome::Kind::kStateUnknown;
+                      out.reply = s.reply();
+                      out.detail = self->channel_->Redact(s).message();
+                      return self->Deliver<CommitOutcome>(done, std::move(out));
+                    }
+                    const int status = r->status;
+                    if (status == 500 || status == 502 || status == 504) {
+                      out.kind = CommitOutcome::Kind::kStateUnknown;
+                      out.reply = PeerReply::kAnswered;
+                      out.detail = self->channel_->Redact(StatusFromHttp(what, *r)).message();
+                      return self->Deliver<CommitOutcome>(done, std::move(out));
+                    }
+                    if (!key.empty() && IsRequestInProgress(*r)) {
+                      out.kind = CommitOutcome::Kind::kStateUnknown;
+                      out.reply = PeerReply::kAnswered;
+                      out.detail = what +
+                                   ": the catalog is still processing an earlier request "
+                                   "with this Idempotency-Key: " +
+                                   self->channel_->Redact(StatusFromHttp(what, *r)).message();
+                      return self->Deliver<CommitOutcome>(done, std::move(out));
+                    }
+                    if (status == 409) {
+                      auto e = ParseIcebergError(r->body);
+                      return self->Deliver<CommitOutcome>(
+                          done, Status::Conflict(what + " failed, a requirement was not met: " +
+                                                 (e ? e->message : Snippet(r->body)))
+                                    .WithReply(PeerReply::kAnswered));
+                    }
+                    if (status != 200)
+                      return self->Deliver<CommitOutcome>(done, StatusFromHttp(what, *r));
+                    auto view = ParseTableResult(r->body, "CommitTableResponse");
+                    if (!view.ok()) {
+                      // 200 means it committed; only our view of the result is missing.
+                      out.kind = CommitOutcome::Kind::kCommitted;
+                      out.detail = view.status().message();
+                      self->ReportUnparsed("commit", Prefixed(what, view.status()), &*r);
+                      return self->Deliver<CommitOutcome>(done, std::move(out));
+                    }
+                    out.table = std::move(view).value();
+                    out.table.etag = r->headers.Get("ETag").value_or("");
+                    self->Deliver<CommitOutcome>(done, std::move(out));
+                  });
+            });
   }
 
   CatalogClientOptions options_;
