@@ -28,6 +28,9 @@ packages=(
   prometheus-alertmanager
   # the dashboard's browser tests (tests/ui/): Playwright drives Debian's chromium, with a font
   chromium fonts-dejavu-core
+  # etcd members for the etcd state backend's tests (tests/etcd/), each started by the test on
+  # its own loopback ports and data folder, not as the system service the package installs
+  etcd-server
 )
 
 missing=()
