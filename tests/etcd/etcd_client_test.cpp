@@ -5,71 +5,17 @@
 #include "state/etcd_client.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <memory>
 #include <thread>
 
-#include "tests/fakes/subprocess.h"
+#include "tests/etcd/etcd_member.h"
 
 namespace icewarden {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A port nobody listens on right now (the kernel's choice, then released).
-int FreePort() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
-
-// One etcd member with its data in a fresh directory.
-class EtcdMember {
- public:
-  EtcdMember() {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("icewarden-etcd-" + std::to_string(::getpid()) + "-" + std::to_string(FreePort()));
-    std::filesystem::create_directories(dir_);
-    const std::string client = "http://127.0.0.1:" + std::to_string(FreePort());
-    const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
-    url_ = client;
-    process_ = std::make_unique<testing::Subprocess>(std::vector<std::string>{
-        "/usr/bin/etcd", "--name", "m1", "--data-dir", (dir_ / "data").string(),
-        "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls",
-        peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "m1=" + peer,
-        "--log-level", "error"});
-  }
-  ~EtcdMember() {
-    process_.reset();  // SIGKILL and reap
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  const std::string& url() const { return url_; }
-  // True once the member answers a read.
-  bool WaitReady() {
-    EtcdClient probe({{url_}, 500ms});
-    for (int i = 0; i < 100; ++i) {
-      if (probe.Range("ready?").ok()) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
-
- private:
-  std::filesystem::path dir_;
-  std::string url_;
-  std::unique_ptr<testing::Subprocess> process_;
-};
+using testing::EtcdMember;
+using testing::FreePort;
 
 class EtcdClientTest : public ::testing::Test {
  protected:
