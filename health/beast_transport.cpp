@@ -15,6 +15,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -22,12 +23,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <charconv>
 #include <deque>
 #include <functional>
 #include <map>
 #include <optional>
-#include <type_traits>
 
 #include "health/http_url.h"
 #include "health/plain_http_client.h"
@@ -41,19 +40,17 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-// One connection, plain or TLS; exactly one of the two streams is set.
+// One TLS connection (plain http is PlainHttpClient's), or none.
 struct Conn {
-  std::unique_ptr<beast::tcp_stream> tcp;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
 
-  explicit operator bool() const { return tcp || tls; }
-  beast::tcp_stream& lowest() { return tcp ? *tcp : beast::get_lowest_layer(*tls); }
+  explicit operator bool() const { return tls != nullptr; }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(*tls); }
   void Close() {
     if (!*this) return;
     error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().socket().close(ec);
-    tcp.reset();
     tls.reset();
   }
 };
@@ -63,17 +60,15 @@ struct IdleConn {
   std::chrono::steady_clock::time_point expires;
 };
 
-// True when an idle connection may still be used: the server has neither closed it nor sent
-// anything. For TLS, pending bytes may be a TLS 1.3 session ticket, so only EOF or an error
-// rule a TLS connection out.
+// True when an idle connection may still be used: the server has not closed it. Pending
+// bytes may be a TLS 1.3 session ticket, so only EOF or an error rule it out.
 bool LooksAlive(Conn& conn) {
   auto& socket = conn.lowest().socket();
   if (!socket.is_open()) return false;
   char c;
   ssize_t n = ::recv(socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
-  if (n == 0) return false;  // EOF: the server closed it
-  return conn.tls != nullptr;
+  return n > 0;  // 0: EOF, the server closed it
 }
 
 bool TimedOut(const error_code& ec) {
@@ -138,21 +133,24 @@ class BeastTransport final : public HttpTransport {
 
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done) override {
+    auto url = ParseUrl(request.url);
+    if (!url.ok()) {
+      asio::post(io_, [done = std::move(done), s = url.status()] { done(s); });
+      return;
+    }
     // Plain http takes the lean path (health/plain_http_client.h); https keeps Beast's
     // streams, whose TLS handshake and records the lean path does not speak.
-    if (request.url.starts_with("http://")) {
-      if (auto url = ParseUrl(request.url); url.ok()) {
-        plain_.Send(std::move(*url), std::move(request), deadline, std::move(done));
-        return;
-      }
+    if (!url->https) {
+      plain_.Send(std::move(*url), std::move(request), deadline, std::move(done));
+      return;
     }
     asio::co_spawn(
         io_,
-        [this, request = std::move(request), deadline,
+        [this, url = std::move(*url), request = std::move(request), deadline,
          done = std::move(done)]() mutable -> asio::awaitable<void> {
           Result<HttpResponse> r = Status::Internal("unset");
           try {
-            r = co_await Exchange(std::move(request), deadline);
+            r = co_await Exchange(url, std::move(request), deadline);
           } catch (const std::exception& e) {
             // Where it failed is unknown, so it is not silence (PeerReply::kUnknown).
             r = Status::Unavailable(std::string("http exchange: ") + e.what());
@@ -207,8 +205,8 @@ class BeastTransport final : public HttpTransport {
 
   // Writes the request and reads the response on `stream`; `phase` names the step that
   // failed.
-  template <class Stream>
-  asio::awaitable<error_code> WriteRead(Stream& stream, beast::tcp_stream& lowest,
+  asio::awaitable<error_code> WriteRead(beast::ssl_stream<beast::tcp_stream>& stream,
+                                        beast::tcp_stream& lowest,
                                         http::request<http::string_body>& req,
                                         beast::flat_buffer& buffer,
                                         http::response_parser<http::string_body>& parser,
@@ -218,19 +216,17 @@ class BeastTransport final : public HttpTransport {
     phase = "write";
     lowest.expires_at(expiry);
     co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
-    if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
-      // A TLS server that refuses us after the handshake (TLS 1.3: a client certificate it
-      // wants) sends an alert and closes, and our write can lose the race to that close
-      // (EPIPE). The alert may still be waiting: it says why, and that the server answered.
-      if (ec && !TimedOut(ec)) {
-        error_code alert;
-        char byte = 0;
-        co_await stream.async_read_some(asio::buffer(&byte, 1),
-                                        asio::redirect_error(asio::use_awaitable, alert));
-        if (alert.category() == asio::error::get_ssl_category()) {
-          phase = "read";
-          co_return alert;
-        }
+    // A TLS server that refuses us after the handshake (TLS 1.3: a client certificate it
+    // wants) sends an alert and closes, and our write can lose the race to that close
+    // (EPIPE). The alert may still be waiting: it says why, and that the server answered.
+    if (ec && !TimedOut(ec)) {
+      error_code alert;
+      char byte = 0;
+      co_await stream.async_read_some(asio::buffer(&byte, 1),
+                                      asio::redirect_error(asio::use_awaitable, alert));
+      if (alert.category() == asio::error::get_ssl_category()) {
+        phase = "read";
+        co_return alert;
       }
     }
     if (ec) co_return ec;
@@ -241,7 +237,7 @@ class BeastTransport final : public HttpTransport {
     co_return ec;
   }
 
-  // Resolves (once per exchange) and opens a new connection; nullopt status on success.
+  // Resolves (once per exchange) and opens a new TLS connection; nullopt status on success.
   asio::awaitable<std::optional<Status>> Open(
       const ParsedUrl& url, std::optional<tcp::resolver::results_type>& endpoints,
       std::chrono::steady_clock::time_point expiry, Conn& conn,
@@ -260,14 +256,6 @@ class BeastTransport final : public HttpTransport {
       resolve_timer.cancel();
       if (ec) co_return fail("resolve", ec, PeerReply::kSilent);
       endpoints = std::move(found);
-    }
-    if (!url.https) {
-      conn.tcp = std::make_unique<beast::tcp_stream>(io_);
-      conn.tcp->expires_at(expiry);
-      co_await conn.tcp->async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return fail("connect", ec, PeerReply::kSilent);
-      conn.tcp->socket().set_option(tcp::no_delay(true), ec);  // best effort
-      co_return std::nullopt;
     }
     // Local TLS setup errors never reach the server: PeerReply::kUnknown, not silence.
     asio::ssl::context& ssl = Ssl();
@@ -306,12 +294,10 @@ class BeastTransport final : public HttpTransport {
     co_return std::nullopt;
   }
 
-  asio::awaitable<Result<HttpResponse>> Exchange(HttpRequest request,
+  asio::awaitable<Result<HttpResponse>> Exchange(const ParsedUrl& url, HttpRequest request,
                                                  std::chrono::milliseconds deadline) {
-    auto url = ParseUrl(request.url);
-    if (!url.ok()) co_return url.status();
     const auto expiry = std::chrono::steady_clock::now() + deadline;
-    const std::string where = Where(*url);
+    const std::string where = Where(url);
     const std::string timeout_text =
         "deadline of " + std::to_string(deadline.count()) + "ms exceeded";
     std::function<Status(const char*, const error_code&, PeerReply)> fail =
@@ -321,13 +307,13 @@ class BeastTransport final : public HttpTransport {
               .WithReply(reply);
         };
     const bool pooling = pool_options_.max_idle_per_host > 0;
-    const std::string key = (url->https ? "https://" : "http://") + where;
+    const std::string key = "https://" + where;
     const auto verb = http::string_to_verb(request.method);
     const bool idempotent = verb == http::verb::get || verb == http::verb::head;
 
-    http::request<http::string_body> req{verb, url->target, 11};
+    http::request<http::string_body> req{verb, url.target, 11};
     for (const auto& [name, value] : request.headers.fields()) req.set(name, value);
-    req.set(http::field::host, url->host_header);
+    req.set(http::field::host, url.host_header);
     if (!request.headers.Has("User-Agent")) req.set(http::field::user_agent, "icewarden");
     if (pooling) {
       req.erase(http::field::connection);  // HTTP/1.1 is keep-alive by default
@@ -342,7 +328,7 @@ class BeastTransport final : public HttpTransport {
       Conn conn = pooling ? TakeIdle(key) : Conn{};
       const bool reused = static_cast<bool>(conn);
       if (!reused) {
-        if (auto failed = co_await Open(*url, endpoints, expiry, conn, fail)) co_return *failed;
+        if (auto failed = co_await Open(url, endpoints, expiry, conn, fail)) co_return *failed;
       }
 
       beast::flat_buffer buffer;
@@ -353,9 +339,7 @@ class BeastTransport final : public HttpTransport {
 
       const char* phase = "write";
       error_code ec =
-          conn.tcp
-              ? co_await WriteRead(*conn.tcp, conn.lowest(), req, buffer, parser, expiry, phase)
-              : co_await WriteRead(*conn.tls, conn.lowest(), req, buffer, parser, expiry, phase);
+          co_await WriteRead(*conn.tls, conn.lowest(), req, buffer, parser, expiry, phase);
       if (ec) {
         conn.Close();
         const bool timed_out = TimedOut(ec);

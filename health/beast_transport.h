@@ -1,5 +1,6 @@
-// The real HttpTransport: HTTP/1.1 over Boost.Beast on a caller-owned io_context, with TLS
-// through OpenSSL for https URLs.
+// The real HttpTransport: HTTP/1.1 on a caller-owned io_context. https URLs go through Boost.Beast
+// streams with TLS through OpenSSL; plain http URLs through PlainHttpClient
+// (health/plain_http_client.h), the same rules with fewer moving parts per request.
 //
 // HTTP/1.1 keep-alive: connections that ended cleanly are kept in a small pool of idle
 // connections per scheme://host:port (plain and TLS alike; see PoolOptions) and reused by

@@ -213,28 +213,23 @@ class CatalogClient::Core : public std::enable_shared_from_this<Core> {
         });
   }
 
+  // OK when the known config advertises `endpoint`.
+  Status Advertised(const char* endpoint) const {
+    if (config_->Advertises(endpoint)) return Status::Ok();
+    return Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint);
+  }
+
   // Runs `then` with OK once the config is known and advertises `endpoint`. Calls that
   // arrive while the first config request is in flight wait for it instead of sending more.
   void Prepare(const char* endpoint, std::chrono::milliseconds deadline,
                std::function<void(Status)> then) {
-    // Every call after the first: no wrapper, no copy of `then` (it holds the whole call).
-    if (config_) {
-      if (!config_->Advertises(endpoint)) {
-        return then(
-            Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint));
-      }
-      return then(Status::Ok());
-    }
-    auto check = [self = shared_from_this(), endpoint, then](Status config) {
-      if (!config.ok()) return then(config);
-      if (!self->config_->Advertises(endpoint)) {
-        return then(
-            Status::FailedPrecondition(std::string("catalog does not advertise ") + endpoint));
-      }
-      then(Status::Ok());
-    };
-    if (config_) return check(Status::Ok());
-    config_waiters_.push_back(std::move(check));
+    // Every call after the first: straight through, no wrapper around `then` (it holds the
+    // whole call).
+    if (config_) return then(Advertised(endpoint));
+    config_waiters_.push_back(
+        [self = shared_from_this(), endpoint, then = std::move(then)](Status config) {
+          then(config.ok() ? self->Advertised(endpoint) : config);
+        });
     if (config_waiters_.size() > 1) return;
     FetchConfig(deadline, [self = shared_from_this()](Result<CatalogConfig> c) {
       auto waiters = std::move(self->config_waiters_);
