@@ -23,12 +23,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <deque>
 #include <functional>
-#include <map>
 #include <optional>
 
 #include "health/http_url.h"
+#include "health/idle_pool.h"
 #include "health/plain_http_client.h"
 
 namespace icewarden {
@@ -42,6 +41,11 @@ using boost::system::error_code;
 
 // One TLS connection (plain http is PlainHttpClient's), or none.
 struct Conn {
+  Conn() = default;
+  Conn(Conn&&) = default;
+  Conn& operator=(Conn&&) = default;
+  ~Conn() { Close(); }
+
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
 
   explicit operator bool() const { return tls != nullptr; }
@@ -53,11 +57,6 @@ struct Conn {
     lowest().socket().close(ec);
     tls.reset();
   }
-};
-
-struct IdleConn {
-  Conn conn;
-  std::chrono::steady_clock::time_point expires;
 };
 
 // True when an idle connection may still be used: the server has not closed it. Pending
@@ -123,13 +122,7 @@ bool VerifyName(SSL* ssl, const std::string& name) {
 class BeastTransport final : public HttpTransport {
  public:
   BeastTransport(asio::io_context& io, TlsOptions tls, PoolOptions pool)
-      : io_(io), tls_options_(std::move(tls)), pool_options_(pool), plain_(io, pool) {}
-
-  ~BeastTransport() override {
-    for (auto& [key, conns] : idle_) {
-      for (auto& c : conns) c.conn.Close();
-    }
-  }
+      : io_(io), tls_options_(std::move(tls)), idle_(pool), plain_(io, pool) {}
 
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done) override {
@@ -166,43 +159,6 @@ class BeastTransport final : public HttpTransport {
   }
 
  private:
-  // The most recently used idle connection for `key` that still looks alive, or an empty
-  // Conn. Expired and dead connections met on the way are closed.
-  Conn TakeIdle(const std::string& key) {
-    auto it = idle_.find(key);
-    if (it == idle_.end()) return {};
-    auto& conns = it->second;
-    const auto now = std::chrono::steady_clock::now();
-    Conn found;
-    while (!conns.empty() && !found) {
-      IdleConn c = std::move(conns.back());
-      conns.pop_back();
-      if (c.expires > now && LooksAlive(c.conn)) {
-        found = std::move(c.conn);
-      } else {
-        c.conn.Close();
-      }
-    }
-    if (conns.empty()) idle_.erase(it);
-    return found;
-  }
-
-  void PutIdle(const std::string& key, Conn conn, std::chrono::milliseconds idle_for) {
-    auto& conns = idle_[key];
-    const auto now = std::chrono::steady_clock::now();
-    while (!conns.empty() && conns.front().expires <= now) {
-      conns.front().conn.Close();
-      conns.pop_front();
-    }
-    if (conns.size() >= pool_options_.max_idle_per_host || idle_for <= idle_for.zero()) {
-      conn.Close();
-      if (conns.empty()) idle_.erase(key);
-      return;
-    }
-    conn.lowest().expires_never();
-    conns.push_back({std::move(conn), now + idle_for});
-  }
-
   // Writes the request and reads the response on `stream`; `phase` names the step that
   // failed.
   asio::awaitable<error_code> WriteRead(beast::ssl_stream<beast::tcp_stream>& stream,
@@ -306,7 +262,7 @@ class BeastTransport final : public HttpTransport {
           return Status::Unavailable(std::string(phase) + " " + where + ": " + why)
               .WithReply(reply);
         };
-    const bool pooling = pool_options_.max_idle_per_host > 0;
+    const bool pooling = idle_.enabled();
     const std::string key = "https://" + where;
     const auto verb = http::string_to_verb(request.method);
     const bool idempotent = verb == http::verb::get || verb == http::verb::head;
@@ -325,7 +281,7 @@ class BeastTransport final : public HttpTransport {
 
     std::optional<tcp::resolver::results_type> endpoints;
     for (int attempt = 0;; ++attempt) {
-      Conn conn = pooling ? TakeIdle(key) : Conn{};
+      Conn conn = pooling ? idle_.Take(key, LooksAlive) : Conn{};
       const bool reused = static_cast<bool>(conn);
       if (!reused) {
         if (auto failed = co_await Open(url, endpoints, expiry, conn, fail)) co_return *failed;
@@ -366,12 +322,8 @@ class BeastTransport final : public HttpTransport {
       out.body = std::move(res.body());
 
       if (pooling && res.keep_alive() && !parser.need_eof() && buffer.size() == 0) {
-        auto idle_for = pool_options_.idle_timeout;
-        if (hint) {
-          idle_for = std::min(idle_for,
-                              std::chrono::duration_cast<std::chrono::milliseconds>(*hint) * 3 / 4);
-        }
-        PutIdle(key, std::move(conn), idle_for);
+        conn.lowest().expires_never();
+        idle_.Put(key, std::move(conn), hint);
       } else {
         // No TLS close_notify exchange: the whole response is in; waiting for the server's
         // close_notify would only add latency.
@@ -418,9 +370,8 @@ class BeastTransport final : public HttpTransport {
   }
   std::optional<asio::ssl::context> ssl_;
   TlsOptions tls_options_;
-  PoolOptions pool_options_;
   std::string tls_setup_error_;
-  std::map<std::string, std::deque<IdleConn>> idle_;
+  IdlePool<Conn> idle_;
   PlainHttpClient plain_;
 };
 

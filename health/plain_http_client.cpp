@@ -15,12 +15,11 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <cerrno>
-#include <deque>
-#include <map>
 #include <optional>
 
 #include "health/beast_transport.h"
 #include "health/http_url.h"
+#include "health/idle_pool.h"
 
 namespace icewarden {
 namespace {
@@ -50,16 +49,11 @@ struct Connection {
   beast::flat_buffer buffer;  // bytes read and not yet parsed; empty between exchanges
 };
 
-struct IdleConnection {
-  std::unique_ptr<Connection> conn;
-  Clock::time_point expires;
-};
-
 // The server has neither closed the idle connection nor sent anything on it.
-bool LooksAlive(Connection& conn) {
-  if (!conn.socket.is_open()) return false;
+bool LooksAlive(const std::unique_ptr<Connection>& conn) {
+  if (!conn->socket.is_open()) return false;
   char c;
-  ssize_t n = ::recv(conn.socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  ssize_t n = ::recv(conn->socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
@@ -105,39 +99,10 @@ Result<std::string> Serialize(const ParsedUrl& url, const HttpRequest& request, 
 }  // namespace
 
 struct PlainHttpClient::Impl {
-  Impl(asio::io_context& io_context, const PoolOptions& pool) : io(io_context), options(pool) {}
-
-  // The most recently used idle connection for `key` that still looks alive, or null.
-  std::unique_ptr<Connection> TakeIdle(const std::string& key) {
-    auto it = idle.find(key);
-    if (it == idle.end()) return nullptr;
-    auto& conns = it->second;
-    const auto now = Clock::now();
-    std::unique_ptr<Connection> found;
-    while (!conns.empty() && !found) {
-      IdleConnection c = std::move(conns.back());
-      conns.pop_back();
-      if (c.expires > now && LooksAlive(*c.conn)) found = std::move(c.conn);
-    }
-    if (conns.empty()) idle.erase(it);
-    return found;
-  }
-
-  void PutIdle(const std::string& key, std::unique_ptr<Connection> conn,
-               std::chrono::milliseconds idle_for) {
-    auto& conns = idle[key];
-    const auto now = Clock::now();
-    while (!conns.empty() && conns.front().expires <= now) conns.pop_front();
-    if (conns.size() >= options.max_idle_per_host || idle_for <= idle_for.zero()) {
-      if (conns.empty()) idle.erase(key);
-      return;  // `conn` closes
-    }
-    conns.push_back({std::move(conn), now + idle_for});
-  }
+  Impl(asio::io_context& io_context, const PoolOptions& pool) : io(io_context), idle(pool) {}
 
   asio::io_context& io;
-  PoolOptions options;
-  std::map<std::string, std::deque<IdleConnection>> idle;
+  IdlePool<std::unique_ptr<Connection>> idle;
 };
 
 namespace {
@@ -160,7 +125,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
         done_(std::move(done)) {}
 
   void Start() {
-    conn_ = Pooling() ? client_.TakeIdle(key_) : nullptr;
+    conn_ = client_.idle.enabled() ? client_.idle.Take(key_, LooksAlive) : nullptr;
     reused_ = conn_ != nullptr;
     starting_ = true;
     if (!conn_) {
@@ -173,8 +138,6 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   }
 
  private:
-  bool Pooling() const { return client_.options.max_idle_per_host > 0; }
-
   void ArmTimer() {
     conn_->timer.expires_at(expiry_);
     conn_->timer.async_wait([self = shared_from_this()](error_code ec) { self->OnTimer(ec); });
@@ -348,27 +311,21 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
       out.headers.Add(std::string(field.name_string()), std::string(value));
     }
     out.body = std::move(res.body());
-    const bool keep =
-        Pooling() && res.keep_alive() && !parser_->need_eof() && conn_->buffer.size() == 0;
-    if (keep) {
-      idle_for_ = client_.options.idle_timeout;
-      if (hint) {
-        idle_for_ = std::min(idle_for_,
-                             std::chrono::duration_cast<std::chrono::milliseconds>(*hint) * 3 / 4);
-      }
-    }
-    Finish(std::move(out), keep);
+    const bool keep = client_.idle.enabled() && res.keep_alive() && !parser_->need_eof() &&
+                      conn_->buffer.size() == 0;
+    Finish(std::move(out), keep, hint);
   }
 
   // Gives the connection back to the pool (or closes it) before `done` runs, so that a
   // request `done` sends may take it.
-  void Finish(Result<HttpResponse> result, bool keep) {
+  void Finish(Result<HttpResponse> result, bool keep,
+              std::optional<std::chrono::seconds> server_timeout = std::nullopt) {
     if (finished_) return;
     finished_ = true;
     if (conn_) {
       conn_->timer.cancel();
       if (keep) {
-        client_.PutIdle(key_, std::move(conn_), idle_for_);
+        client_.idle.Put(key_, std::move(conn_), server_timeout);
       } else {
         conn_.reset();
       }
@@ -400,7 +357,6 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::optional<tcp::resolver::results_type> endpoints_;
   std::optional<http::response_parser<http::string_body>> parser_;
   std::size_t written_ = 0;
-  std::chrono::milliseconds idle_for_{0};
   int attempt_ = 0;
   bool reused_ = false;
   bool received_ = false;
@@ -418,7 +374,7 @@ PlainHttpClient::~PlainHttpClient() = default;
 
 void PlainHttpClient::Send(ParsedUrl url, HttpRequest request, std::chrono::milliseconds deadline,
                            std::function<void(Result<HttpResponse>)> done) {
-  auto wire = Serialize(url, request, impl_->options.max_idle_per_host > 0);
+  auto wire = Serialize(url, request, impl_->idle.enabled());
   if (!wire.ok()) {
     asio::post(impl_->io, [done = std::move(done), s = wire.status()] { done(s); });
     return;

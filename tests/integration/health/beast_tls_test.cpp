@@ -36,6 +36,10 @@ class TlsServer {
     server_.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"defaults":{},"overrides":{}})", "application/json");
     });
+    // The client's port: the same port on two requests means the same connection.
+    server_.Get("/port", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(std::to_string(req.remote_port), "text/plain");
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -44,7 +48,9 @@ class TlsServer {
     thread_.join();
   }
   bool valid() const { return server_.is_valid(); }
-  std::string Url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/v1/config"; }
+  std::string Url(const std::string& path = "/v1/config") const {
+    return "https://127.0.0.1:" + std::to_string(port_) + path;
+  }
 
  private:
   httplib::SSLServer server_;
@@ -64,17 +70,23 @@ TlsOptions Unverified() {
   return tls;
 }
 
-Result<HttpResponse> Get(const std::string& url, TlsOptions tls) {
-  boost::asio::io_context io;
-  auto transport = MakeBeastTransport(io, tls);
+Result<HttpResponse> Get(boost::asio::io_context& io, HttpTransport& transport,
+                         const std::string& url) {
   std::optional<Result<HttpResponse>> out;
   HttpRequest req;
   req.method = "GET";
   req.url = url;
-  transport->Send(std::move(req), 5s, [&](Result<HttpResponse> r) { out.emplace(std::move(r)); });
+  transport.Send(std::move(req), 5s, [&](Result<HttpResponse> r) { out.emplace(std::move(r)); });
   io.run_for(10s);
+  io.restart();
   if (!out) return Status::Internal("test: no callback within 10 s");
   return std::move(*out);
+}
+
+Result<HttpResponse> Get(const std::string& url, TlsOptions tls) {
+  boost::asio::io_context io;
+  auto transport = MakeBeastTransport(io, tls);
+  return Get(io, *transport, url);
 }
 
 class BeastTlsTest : public ::testing::Test {
@@ -119,6 +131,25 @@ TEST_F(BeastTlsTest, SkippingVerificationIsAnExplicitChoice) {
   auto res = Get(server.Url(), Unverified());
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(res->status, 200);
+}
+
+TEST_F(BeastTlsTest, SequentialRequestsReuseOneVerifiedConnection) {
+  TlsServer server(dir_ + "/good.crt", dir_ + "/good.key");
+  boost::asio::io_context io;
+  auto transport = MakeBeastTransport(io, Trusting(dir_ + "/good.crt"));
+  auto first = Get(io, *transport, server.Url("/port"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = Get(io, *transport, server.Url("/port"));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(first->body, second->body) << "the second request had to handshake again";
+
+  PoolOptions off;
+  off.max_idle_per_host = 0;
+  auto closing = MakeBeastTransport(io, Trusting(dir_ + "/good.crt"), off);
+  auto a = Get(io, *closing, server.Url("/port"));
+  auto b = Get(io, *closing, server.Url("/port"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->body, b->body) << "with reuse off, every request has its own connection";
 }
 
 }  // namespace
