@@ -127,8 +127,9 @@ class BeastTransport final : public HttpTransport {
   void Send(HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done) override {
     auto url = ParseUrl(request.url);
-    if (!url.ok()) {
-      asio::post(io_, [done = std::move(done), s = url.status()] { done(s); });
+    Status checked = url.ok() ? CheckRequest(*url, request) : url.status();
+    if (!checked.ok()) {
+      asio::post(io_, [done = std::move(done), s = std::move(checked)] { done(s); });
       return;
     }
     // Plain http takes the lean path (health/plain_http_client.h); https keeps Beast's

@@ -1,5 +1,6 @@
 #include "health/http_url.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace icewarden {
@@ -58,6 +59,22 @@ Result<ParsedUrl> ParseUrl(const std::string& url) {
   u.port = port.empty() ? (u.https ? "443" : "80") : std::string(port);
   u.host_header = std::string(authority);
   return u;
+}
+
+Status CheckRequest(const ParsedUrl& url, const HttpRequest& request) {
+  auto line_break = [](std::string_view text) { return text.find_first_of("\r\n") != text.npos; };
+  if (request.method.empty() || !std::all_of(request.method.begin(), request.method.end(),
+                                             [](char c) { return c >= 'A' && c <= 'Z'; }))
+    return Status::InvalidArgument("http method '" + request.method + "' is not a method name");
+  if (line_break(url.target) || url.target.find(' ') != std::string::npos)
+    return BadUrl(request.url, "spaces or line breaks in the path");
+  for (const auto& [name, value] : request.headers.fields()) {
+    if (name.empty() || line_break(name) || line_break(value) ||
+        name.find(':') != std::string::npos)
+      return Status::InvalidArgument("http header '" + name +
+                                     "': empty, or a line break or colon in it");
+  }
+  return Status::Ok();
 }
 
 std::string Where(const ParsedUrl& u) {

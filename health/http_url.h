@@ -1,7 +1,7 @@
-// The parts of an http:// or https:// URL that the HTTP transports need, and the response
-// header values they read. Internal to health/: BeastTransport (TLS, coroutines) and
-// PlainHttpClient (plain keep-alive) share them, so both name a server and parse a URL the
-// same way and their error messages stay alike.
+// The parts of an http:// or https:// URL that the HTTP transports need, the check every
+// request passes before a byte is sent, and the response header values they read. Internal to
+// health/: BeastTransport (TLS, coroutines) and PlainHttpClient (plain keep-alive) share them, so
+// both name a server and parse a URL the same way and their error messages stay alike.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "health/http_transport.h"
 #include "state/status.h"
 
 namespace icewarden {
@@ -24,6 +25,11 @@ struct ParsedUrl {
 
 // kInvalidArgument for an unsupported scheme, credentials in the URL or a missing host.
 Result<ParsedUrl> ParseUrl(const std::string& url);
+
+// kInvalidArgument when `request` could not be written as it says: a method that is not an
+// upper-case token, a path with spaces or line breaks, a header name with a colon, or a line
+// break in any header (one would smuggle in fields of its own).
+Status CheckRequest(const ParsedUrl& url, const HttpRequest& request);
 
 // "host:port", or "[v6]:port": how error messages name the server.
 std::string Where(const ParsedUrl& url);

@@ -57,8 +57,6 @@ bool LooksAlive(const std::unique_ptr<Connection>& conn) {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-bool HasLineBreak(std::string_view text) { return text.find_first_of("\r\n") != text.npos; }
-
 bool Skipped(std::string_view name) {
   // The client writes these itself.
   for (std::string_view own : {"Host", "Content-Length", "Connection", "Transfer-Encoding"}) {
@@ -68,19 +66,13 @@ bool Skipped(std::string_view name) {
 }
 
 // "METHOD target HTTP/1.1", the caller's fields, Host, User-Agent, Content-Length, body.
-Result<std::string> Serialize(const ParsedUrl& url, const HttpRequest& request, bool pooling) {
-  if (request.method.empty() || !std::all_of(request.method.begin(), request.method.end(),
-                                             [](char c) { return c >= 'A' && c <= 'Z'; }))
-    return Status::InvalidArgument("http method '" + request.method + "' is not a method name");
-  if (HasLineBreak(url.target) || url.target.find(' ') != std::string::npos)
-    return Status::InvalidArgument("url " + request.url + ": spaces or line breaks in the path");
+// `request` has passed CheckRequest.
+std::string Serialize(const ParsedUrl& url, const HttpRequest& request, bool pooling) {
   std::string out;
   out.reserve(256 + request.body.size());
   out.append(request.method).append(" ").append(url.target).append(" HTTP/1.1\r\n");
   bool user_agent = false;
   for (const auto& [name, value] : request.headers.fields()) {
-    if (HasLineBreak(name) || HasLineBreak(value) || name.find(':') != std::string::npos)
-      return Status::InvalidArgument("http header '" + name + "': line break or colon in it");
     if (Skipped(name)) continue;
     user_agent = user_agent || EqualsIgnoreCase(name, "User-Agent");
     out.append(name).append(": ").append(value).append("\r\n");
@@ -90,8 +82,8 @@ Result<std::string> Serialize(const ParsedUrl& url, const HttpRequest& request, 
   if (!pooling) out.append("Connection: close\r\n");  // HTTP/1.1 is keep-alive by default
   const bool has_body = !request.body.empty() || request.method == "POST" ||
                         request.method == "PUT" || request.method == "PATCH";
-  if (has_body) out.append("Content-Length: ").append(std::to_string(request.body.size()));
-  if (has_body) out.append("\r\n");
+  if (has_body)
+    out.append("Content-Length: ").append(std::to_string(request.body.size())).append("\r\n");
   out.append("\r\n").append(request.body);
   return out;
 }
@@ -174,7 +166,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   }
 
   void Connect() {
-    if (timed_out_) return Fail("connect", asio::error::timed_out, PeerReply::kSilent);
+    if (timed_out_) return Fail("connect", asio::error::operation_aborted, PeerReply::kSilent);
     asio::async_connect(conn_->socket, *endpoints_,
                         [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
                           if (ec) return self->Fail("connect", ec, PeerReply::kSilent);
@@ -261,7 +253,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   }
 
   void OnEof() {
-    if (!received_ && !parser_->got_some()) return FailIo("read", http::error::end_of_stream);
+    if (!received_) return FailIo("read", http::error::end_of_stream);
     error_code ec;
     parser_->put_eof(ec);
     if (!ec && parser_->is_done()) return Complete();
@@ -274,8 +266,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   // byte may have been closed by the server just as we sent: a GET or HEAD is sent again,
   // once, on a fresh connection.
   void FailIo(const char* phase, error_code ec) {
-    const bool got_bytes = received_ || (parser_ && parser_->got_some());
-    if (reused_ && idempotent_ && attempt_ == 0 && !timed_out_ && !got_bytes) {
+    if (reused_ && idempotent_ && attempt_ == 0 && !timed_out_ && !received_) {
       ++attempt_;
       reused_ = false;
       written_ = 0;
@@ -284,19 +275,18 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
       Open();
       return;
     }
-    Fail(phase, ec,
-         got_bytes || ec == http::error::partial_message ? PeerReply::kAnswered
-                                                         : PeerReply::kSilent);
+    Fail(phase, ec, received_ ? PeerReply::kAnswered : PeerReply::kSilent);
   }
 
+  // Only what the deadline cancelled (operation_aborted) reads as a timeout: bytes that
+  // failed to parse are that, whenever they came.
   void Fail(const char* phase, error_code ec, PeerReply reply) {
     if (finished_) return;
-    std::string why = timed_out_
-                          ? "deadline of " + std::to_string(deadline_.count()) + "ms exceeded"
-                          : ec.message();
+    const bool timeout = timed_out_ && ec == asio::error::operation_aborted;
+    std::string why =
+        timeout ? "deadline of " + std::to_string(deadline_.count()) + "ms exceeded" : ec.message();
     Status s = Status::Unavailable(std::string(phase) + " " + where_ + ": " + why);
-    if (reused_ && !timed_out_) s = s.WithMessage(s.message() + " (on a reused connection)");
-    if (timed_out_ && reply == PeerReply::kUnparsed) reply = PeerReply::kAnswered;
+    if (reused_ && !timeout) s = s.WithMessage(s.message() + " (on a reused connection)");
     Finish(s.WithReply(reply), /*keep=*/false);
   }
 
@@ -374,14 +364,10 @@ PlainHttpClient::~PlainHttpClient() = default;
 
 void PlainHttpClient::Send(ParsedUrl url, HttpRequest request, std::chrono::milliseconds deadline,
                            std::function<void(Result<HttpResponse>)> done) {
-  auto wire = Serialize(url, request, impl_->idle.enabled());
-  if (!wire.ok()) {
-    asio::post(impl_->io, [done = std::move(done), s = wire.status()] { done(s); });
-    return;
-  }
+  std::string wire = Serialize(url, request, impl_->idle.enabled());
   const bool idempotent = request.method == "GET" || request.method == "HEAD";
   const bool head = request.method == "HEAD";
-  auto exchange = std::make_shared<Exchange>(*impl_, std::move(url), std::move(*wire), idempotent,
+  auto exchange = std::make_shared<Exchange>(*impl_, std::move(url), std::move(wire), idempotent,
                                              head, deadline, std::move(done));
   exchange->Start();
 }

@@ -42,7 +42,7 @@ class PlainHttpClient {
   PlainHttpClient(const PlainHttpClient&) = delete;
   PlainHttpClient& operator=(const PlainHttpClient&) = delete;
 
-  // `url` is `request.url` parsed (and not https).
+  // `url` is `request.url` parsed (and not https); `request` has passed CheckRequest.
   void Send(ParsedUrl url, HttpRequest request, std::chrono::milliseconds deadline,
             std::function<void(Result<HttpResponse>)> done);
 

@@ -203,6 +203,20 @@ TEST(BeastTransportWireTest, AHeaderWithALineBreakIsRefusedAndNothingIsSent) {
   EXPECT_FALSE(inside_send) << "the callback runs on the io_context, never inside Send";
   EXPECT_FALSE(RequestMayHaveBeenDelivered(r.status()));
   EXPECT_EQ(server.connections(), 0);
+
+  // The same check for https, before any handshake, and for the method and the path.
+  HttpRequest tls = req;
+  tls.url = "https://127.0.0.1:" + server.Url("").substr(17) + "/x";
+  auto over_tls = RoundTrip(io, *transport, tls, 5s);
+  EXPECT_EQ(over_tls.status().code(), StatusCode::kInvalidArgument) << over_tls.status().ToString();
+  EXPECT_NE(over_tls.status().message().find("X-Trace"), std::string::npos)
+      << over_tls.status().ToString();
+  HttpRequest method = Get(server.Url("/x"));
+  method.method = "GET /y HTTP/1.1\r\nX:";
+  EXPECT_EQ(RoundTrip(io, *transport, method, 5s).status().code(), StatusCode::kInvalidArgument);
+  HttpRequest path = Get(server.Url("/x y"));
+  EXPECT_EQ(RoundTrip(io, *transport, path, 5s).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(server.connections(), 0);
 }
 
 TEST(BeastTransportWireTest, BodiesLargerThanASocketBufferBothWaysArriveWhole) {
