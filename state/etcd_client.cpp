@@ -236,7 +236,16 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
 }  // namespace
 
 struct EtcdClient::Impl {
-  explicit Impl(EtcdClientOptions o) : options(std::move(o)) {}
+  explicit Impl(EtcdClientOptions o) : options(std::move(o)) {
+    for (const auto& url : options.endpoints) {
+      auto e = ParseEndpoint(url);
+      if (!e.ok()) {
+        endpoint_error = e.status();  // every call says so: a config error, not an outage
+        return;
+      }
+      endpoints.push_back(*e);
+    }
+  }
   ~Impl() { Close(); }
 
   void Close() {
@@ -343,6 +352,7 @@ struct EtcdClient::Impl {
 
   Result<json> Call(const char* path, const json& request, bool idempotent) {
     std::lock_guard lock(mu);
+    if (!endpoint_error.ok()) return endpoint_error;
     if (endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints configured");
     const std::string body = request.dump();
     const auto deadline = Clock::now() + options.timeout;
@@ -376,12 +386,9 @@ struct EtcdClient::Impl {
         return parsed;
       }
       Close();
-      // Nothing left: the member never saw it. A read may be sent again once.
-      if (!sent && MillisLeft(deadline) > 0 && !retried) {
-        retried = true;
-        continue;
-      }
-      if (idempotent && !retried && MillisLeft(deadline) > 0) {
+      // Once, on a fresh connection: a request of which nothing left (the member never saw
+      // it), or a read, which is harmless to send twice.
+      if (!retried && MillisLeft(deadline) > 0 && (!sent || idempotent)) {
         retried = true;
         continue;
       }
@@ -394,16 +401,14 @@ struct EtcdClient::Impl {
 
   EtcdClientOptions options;
   std::vector<Endpoint> endpoints;
+  Status endpoint_error = Status::Ok();
   std::mutex mu;
   std::size_t current = 0;
   int fd = -1;
 };
 
-EtcdClient::EtcdClient(EtcdClientOptions options) : impl_(std::make_unique<Impl>(options)) {
-  for (const auto& url : options.endpoints) {
-    if (auto e = ParseEndpoint(url); e.ok()) impl_->endpoints.push_back(*e);
-  }
-}
+EtcdClient::EtcdClient(EtcdClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 EtcdClient::~EtcdClient() = default;
 

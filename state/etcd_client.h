@@ -79,7 +79,9 @@ struct EtcdLease {
 };
 
 struct EtcdClientOptions {
-  std::vector<std::string> endpoints;  // "http://127.0.0.1:2379"; tried in order
+  // "http://127.0.0.1:2379"; tried in order. One that is not http://HOST:PORT makes every
+  // call kInvalidArgument, naming it.
+  std::vector<std::string> endpoints;
   std::chrono::milliseconds timeout{std::chrono::seconds(2)};  // per request
 };
 

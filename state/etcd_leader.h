@@ -44,7 +44,8 @@ class EtcdLeaderKey {
   Status Resign();
   // Who holds the key now, if anyone.
   Result<std::optional<EtcdKeyValue>> Holder();
-  // The compare every write of this term carries. Only valid while a term is held.
+  // The compare every write of this term carries. Without a term it never holds, so a
+  // write that carries it cannot land.
   EtcdCompare StillMine() const;
 
   const std::optional<LeaderTerm>& term() const { return term_; }

@@ -58,7 +58,9 @@ std::optional<std::vector<TextMember>> TopLevelMembers(std::string_view text) {
     if (key_end + 1 >= text.size() || text[key_end + 1] != ':') return std::nullopt;
     std::size_t value_at = key_end + 2;
     std::size_t value_end = ValueEnd(text, value_at);
-    if (value_end == std::string_view::npos || value_end == value_at) return std::nullopt;
+    // At the text's end, the value took the closing brace: `{"a":{}` is not an object.
+    if (value_end == std::string_view::npos || value_end == value_at || value_end >= text.size())
+      return std::nullopt;
     members.push_back({std::string(key), text.substr(value_at, value_end - value_at)});
     if (value_end + 1 == text.size() && text[value_end] == '}') return members;
     if (text[value_end] != ',') return std::nullopt;

@@ -5,7 +5,11 @@
 #include "state/etcd_client.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <thread>
 
 #include "tests/etcd/etcd_member.h"
@@ -149,6 +153,91 @@ TEST_F(EtcdClientTest, ErrorsSayWhatWentWrong) {
   EtcdClient failover({{nobody, member_->url()}, 2s});
   auto via_second = failover.Range("/t5/k");
   EXPECT_TRUE(via_second.ok()) << via_second.status().ToString();
+}
+
+// A member that reads each request whole and then drops the connection without a byte of
+// answer (as one that crashed mid-request would): counts what reached it.
+class DroppingMember {
+ public:
+  DroppingMember() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    ::listen(fd_, 16);
+    socklen_t len = sizeof(a);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      while (true) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0 || stop_) {
+          if (c >= 0) ::close(c);
+          return;
+        }
+        std::string in;
+        char buf[4096];
+        // Headers, then as much body as Content-Length says.
+        while (true) {
+          auto end = in.find("\r\n\r\n");
+          if (end != std::string::npos) {
+            auto at = in.find("Content-Length: ");
+            std::size_t length = at == std::string::npos ? 0 : std::stoul(in.substr(at + 16));
+            if (in.size() >= end + 4 + length) break;
+          }
+          ssize_t n = ::recv(c, buf, sizeof(buf), 0);
+          if (n <= 0) break;
+          in.append(buf, static_cast<std::size_t>(n));
+        }
+        ++requests_;
+        ::close(c);
+      }
+    });
+  }
+  ~DroppingMember() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int requests() const { return requests_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+TEST(EtcdClientFailureTest, AReadIsSentTwiceAWriteOnceAndSaysToReadBack) {
+  DroppingMember member;
+  EtcdClient etcd({{member.url()}, 2s});
+  auto read = etcd.Range("/k");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(member.requests(), 2) << "a read is retried once on a fresh connection";
+
+  auto write = etcd.Put("/k", "v");
+  ASSERT_FALSE(write.ok());
+  EXPECT_EQ(member.requests(), 3) << "a write that reached the member is never resent";
+  EXPECT_NE(write.status().message().find("may have been applied"), std::string::npos)
+      << write.status().ToString();
+  auto txn = etcd.Txn({}, {{EtcdOp::Kind::kPut, "/k", "v", "", 0}});
+  ASSERT_FALSE(txn.ok());
+  EXPECT_EQ(member.requests(), 4);
+}
+
+TEST(EtcdClientFailureTest, AnEndpointThatIsNotHttpHostPortIsAConfigError) {
+  EtcdClient etcd({{"https://127.0.0.1:2379"}, 500ms});
+  auto r = etcd.Range("/k");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("https://127.0.0.1:2379"), std::string::npos)
+      << r.status().ToString();
+  EtcdClient no_port({{"http://127.0.0.1"}, 500ms});
+  EXPECT_EQ(no_port.Put("/k", "v").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

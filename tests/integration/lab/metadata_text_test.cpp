@@ -100,6 +100,13 @@ TEST(LabMetadataText, MembersOnlyOfCompactText) {
   EXPECT_EQ(rebuilt, metadata);
   EXPECT_FALSE(TopLevelMembers(metadata.dump(2)).has_value());  // indented: parsed whole instead
   EXPECT_FALSE(TopLevelMembers("{\"a\":1").has_value());
+  EXPECT_FALSE(TopLevelMembers("{\"a\":{}").has_value());  // the value took the closing brace
+  // A brace inside a string does not end the value.
+  auto nested = TopLevelMembers("{\"a\":[1,{\"b\":\"}\"}],\"c\":2}");
+  ASSERT_TRUE(nested.has_value());
+  ASSERT_EQ(nested->size(), 2u);
+  EXPECT_EQ((*nested)[0].value, "[1,{\"b\":\"}\"}]");
+  EXPECT_EQ((*nested)[1].value, "2");
   EXPECT_FALSE(TopLevelMembers("[1]").has_value());
   EXPECT_TRUE(TopLevelMembers("{}").has_value());
 }
