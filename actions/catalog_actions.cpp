@@ -109,7 +109,7 @@ class OwnershipTransferAction final : public Action, public ActionPreflight {
     if (p.write_catalog_properties)
       plan +=
           ", then set icewarden.owner/icewarden.epoch in the 'to' region's catalog "
-          "(assert-table-uuid, up to " +
+          "(up to " +
           std::to_string(p.concurrency) + " commits in flight)";
     else
       plan += "; catalog markers are not written";

@@ -44,7 +44,12 @@ std::string MarkerOwner(const TableSnapshotView& view) {
 // drop them at any time.
 //
 // A marker goes through two stages, each with its own `concurrency` slots: load (is the marker
-// already there? which table uuid to assert?), then commit. Loads run ahead of the commit
+// already there? which table uuid to assert?), then commit. A row this run has just moved in
+// the store skips the load on its first attempt: its epoch did not exist before that
+// compare-and-set, so no marker can carry it or a higher one, and its commit needs no
+// requirement (a set-properties applies to whatever metadata is current; a table missing in the
+// target answers 404 as its load would). Every retry, and every row an earlier run moved (a
+// resume: its marker may be there), loads first. Loads run ahead of the commit
 // slots, so a commit slot is never held by a load: with L the commit latency, the commits
 // alone set the pace (ceil(N / concurrency) x L), which a slot doing load + commit could not.
 // `ahead` counts markers not yet holding a commit slot; the store moves its next batch only
@@ -82,7 +87,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     int load_failures = 0;
     bool after_unknown = false;  // the last commit's fate was unknown
     bool ahead = false;          // counted in Transfer::ahead
-    std::string table_uuid;      // from the last load
+    std::string table_uuid;      // from the last load; empty before the first
     std::string idempotency_key;
     std::string last_error;
   };
@@ -93,12 +98,18 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
   }
   bool WantsMoreRows() const { return ahead < LowWater(); }
 
-  void EnqueueMarker(TableIdent table, Epoch epoch) {
+  void EnqueueMarker(TableIdent table, Epoch epoch, bool just_moved) {
     ++outstanding;
     auto m = std::make_shared<Marker>();
     m->table = std::move(table);
     m->epoch = epoch;
-    QueueLoad(m);
+    if (!just_moved) {
+      QueueLoad(m);
+      return;
+    }
+    SetAhead(*m, true);
+    auto self = shared_from_this();
+    commits.Run([self, m](std::function<void()> release) { self->Commit(m, std::move(release)); });
   }
 
   void QueueLoad(const std::shared_ptr<Marker>& m) {
@@ -188,7 +199,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     SetAhead(*m, false);
     TableCommit commit;
     commit.table = m->table;
-    commit.requirements.push_back(AssertTableUuid{m->table_uuid});
+    if (!m->table_uuid.empty()) commit.requirements.push_back(AssertTableUuid{m->table_uuid});
     commit.updates.push_back(SetPropertiesUpdate{
         {{"icewarden.owner", spec.target}, {"icewarden.epoch", std::to_string(m->epoch)}}});
     // Same key only when re-sending a commit whose fate is unknown; after a definite
@@ -264,8 +275,8 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
     }
     transfer->client = *client;
   }
-  auto enqueue = [&](const Ownership& row) {
-    if (spec.write_catalog_properties) transfer->EnqueueMarker(row.table, row.epoch);
+  auto enqueue = [&](const Ownership& row, bool just_moved) {
+    if (spec.write_catalog_properties) transfer->EnqueueMarker(row.table, row.epoch, just_moved);
   };
 
   // Rows an earlier run of this failover moved: markers may still be missing.
@@ -279,7 +290,7 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
     if (rows->empty()) break;
     for (const auto& row : *rows) {
       ++report.already_moved;
-      enqueue(row);
+      enqueue(row, false);
     }
   }
 
@@ -295,11 +306,11 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
     report.batches += done.transactions;
     for (const auto& row : done.moved) {
       ++report.moved;
-      enqueue(row);
+      enqueue(row, true);
     }
     for (const auto& row : done.already) {
       ++report.already_moved;
-      enqueue(row);
+      enqueue(row, false);
     }
     for (auto& failure : done.failed) transfer->Fail(std::move(failure));
     if (!done.status.ok()) report.store_error = done.status;

@@ -127,6 +127,7 @@ RegionServer::RequestSlot::RequestSlot(RegionServer& server, bool is_commit)
   if (server_.stopping_) return;
   RequestCounts& counts = server_.requests_;
   ++counts.in_progress;
+  ++counts.requests_total;
   if (is_commit_) {
     ++counts.commits_in_progress;
     ++counts.commits_total;
@@ -176,7 +177,8 @@ nlohmann::json RequestCounts::ToJson() const {
   return {{"in_progress", in_progress},
           {"commits_in_progress", commits_in_progress},
           {"peak_commits_in_progress", peak_commits_in_progress},
-          {"commits_total", commits_total}};
+          {"commits_total", commits_total},
+          {"requests_total", requests_total}};
 }
 
 bool RegionServer::Pause(int ms) {

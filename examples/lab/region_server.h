@@ -39,6 +39,7 @@ struct RequestCounts {
   int commits_in_progress = 0;
   int peak_commits_in_progress = 0;  // since the lab started
   int64_t commits_total = 0;         // commit requests admitted since the lab started
+  int64_t requests_total = 0;        // catalog requests of any kind admitted since then
   nlohmann::json ToJson() const;
 };
 

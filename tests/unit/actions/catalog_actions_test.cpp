@@ -83,8 +83,8 @@ TEST(CatalogActionsTest, PlanLinesSayWhatRunWouldDo) {
   EXPECT_EQ(MakeOwnershipTransferAction({})->Plan(json{{"scope", "namespace:eu.*"}}),
             "move every table of namespace:eu.* owned by the 'from' region to the 'to' region "
             "in the state store (compare-and-set, epoch +1, batches of 500), then set "
-            "icewarden.owner/icewarden.epoch in the 'to' region's catalog (assert-table-uuid, "
-            "up to 64 commits in flight)");
+            "icewarden.owner/icewarden.epoch in the 'to' region's catalog (up to 64 commits in "
+            "flight)");
   EXPECT_EQ(MakeCatalogHealthyCheck({})->Plan(json{{"region", "eu-central-1"}}),
             "check that region eu-central-1 is healthy and that its catalog answers GET "
             "/v1/config within 5s");
