@@ -322,6 +322,28 @@ void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string&
       .Bind(5, row.epoch_claim)
       .Bind(6, row.main_snapshot_id)
       .Step();
+  // Bounded: a replicator that fell this far behind reads every head instead.
+  constexpr std::size_t kChangesKept = 1 << 18;
+  if (changes_.size() >= kChangesKept) {
+    changes_base_ += changes_.size();
+    changes_.clear();
+  }
+  changes_.push_back(table);
+}
+
+uint64_t CatalogStore::ChangeCursor() {
+  std::lock_guard lock(mutex_);
+  return changes_base_ + changes_.size();
+}
+
+std::optional<std::vector<TableIdent>> CatalogStore::ChangedSince(uint64_t* cursor) {
+  std::lock_guard lock(mutex_);
+  const uint64_t end = changes_base_ + changes_.size();
+  if (*cursor < changes_base_ || *cursor > end) return std::nullopt;
+  std::vector<TableIdent> changed(
+      changes_.begin() + static_cast<std::ptrdiff_t>(*cursor - changes_base_), changes_.end());
+  *cursor = end;
+  return changed;
 }
 
 StoreOutcome CatalogStore::CreateTable(const TableIdent& table, const std::string& location,
@@ -432,7 +454,10 @@ ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,
   while (newer.Step()) {
     ++plan.pending;
     int64_t committed_ms = newer.Int(2);
-    if (committed_ms > visible_ms) continue;
+    if (committed_ms > visible_ms) {
+      if (plan.first_invisible_ms < 0) plan.first_invisible_ms = committed_ms;
+      continue;
+    }
     // A file committed later than a still-invisible one cannot be visible before it.
     if (static_cast<int64_t>(plan.rows.size()) + 1 != plan.pending) continue;
     plan.rows.push_back({newer.Text(1), committed_ms});

@@ -59,6 +59,8 @@ struct ReplicationPlan {
   std::vector<MetadataFileRow> rows;  // kCopy: files to copy, oldest first
   json target_metadata;               // kCopy: metadata of the last row
   int64_t pending = 0;                // owner files newer than the replica's, visible or not
+  // The commit time of the oldest file not visible yet (pending > rows.size()), else -1.
+  int64_t first_invisible_ms = -1;
 };
 
 struct StoredResponse {
@@ -109,6 +111,13 @@ class CatalogStore {
   std::vector<TableHead> Heads();
   // One table's head; nullopt when this region lacks the table.
   std::optional<TableHead> Head(const TableIdent& table);
+
+  // Every change of a table's head, in order, so that a replicator need not read every head on
+  // every pass. ChangeCursor is the position after the last change; ChangedSince gives the
+  // tables changed from `*cursor` on (a table may repeat) and moves `*cursor` to the end, or
+  // nullopt when those changes are no longer kept (the log is bounded): then read every head.
+  uint64_t ChangeCursor();
+  std::optional<std::vector<TableIdent>> ChangedSince(uint64_t* cursor);
 
   // As the owner: which of this table's metadata files a replica whose pointer is at
   // `replica_location` ("" when it lacks the table) should copy, counting only files committed
@@ -161,6 +170,8 @@ class CatalogStore {
                       const MetadataRow& target);
 
   std::mutex mutex_;
+  std::vector<TableIdent> changes_;  // with mutex_; changes_[i] is change changes_base_ + i
+  uint64_t changes_base_ = 0;
   sqlite3* db_;
   std::unique_ptr<StatementCache> statements_;
   bool created_ = false;

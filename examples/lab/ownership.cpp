@@ -20,6 +20,7 @@ LabStatus Ownership::SetRule(const std::string& match, const std::string& owner)
                               [&](const CompiledRule& rule) { return rule.rule.match == match; }),
                rules_.end());
   rules_.push_back({{match, owner}, std::move(pattern)});
+  ++rules_version_;
   return LabStatus::Ok();
 }
 
@@ -27,6 +28,7 @@ LabStatus Ownership::SetDefaultOwner(const std::string& owner) {
   if (!regions_.count(owner)) return LabStatus::Error("unknown region: " + owner);
   std::lock_guard lock(mutex_);
   default_owner_ = owner;
+  ++rules_version_;
   return LabStatus::Ok();
 }
 

@@ -10,6 +10,7 @@
 // Thread-safety: all methods are safe to call from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -53,6 +54,8 @@ class Ownership {
 
   std::vector<OwnershipRule> rules() const;
   std::string default_owner() const;
+  // Bumped by every SetRule and SetDefaultOwner: a change of owner no table's head shows.
+  uint64_t rules_version() const { return rules_version_; }
 
  private:
   struct CompiledRule {
@@ -65,6 +68,7 @@ class Ownership {
   std::string default_owner_;
   std::vector<CompiledRule> rules_;
   std::map<std::string, OwnershipClaim> highest_claims_;  // by dotted table name
+  std::atomic<uint64_t> rules_version_{0};
 };
 
 }  // namespace icewarden::lab

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <set>
 
 namespace icewarden::lab {
 namespace {
@@ -37,7 +38,10 @@ void Replicator::Stop() {
 }
 
 void Replicator::Pause() { paused_ = true; }
-void Replicator::Resume() { paused_ = false; }
+void Replicator::Resume() {
+  read_all_ = true;
+  paused_ = false;
+}
 
 void Replicator::Loop() {
   std::unique_lock lock(thread_mutex_);
@@ -92,27 +96,93 @@ std::optional<OwnerDecision> Replicator::OwnerOf(const TableIdent& table) {
   return Decide(table, heads);
 }
 
+bool Replicator::MustReadAll(PassStart* start) {
+  bool all = read_all_.exchange(false) || !last_pass_ok_;
+  start->rules_version = ownership_->rules_version();
+  all = all || start->rules_version != rules_version_;
+  for (auto* region : regions_) {
+    // Up or down as seen now: a region that comes up during this pass, after some tables
+    // skipped it, differs from this at the next pass, which then reads every head.
+    const bool up = region->up();
+    start->up[region->name] = up;
+    auto was = was_up_.find(region->name);
+    if (was == was_up_.end() || was->second != up || !cursors_.count(region->name)) all = true;
+    start->cursors[region->name] = region->store->ChangeCursor();
+  }
+  return all;
+}
+
+std::optional<int64_t> Replicator::Replicate(const TableIdent& table,
+                                             const std::map<std::string, TableHead>& heads,
+                                             int64_t visible_ms) {
+  OwnerDecision decision = Decide(table, heads);
+  LabRegion* owner = Find(decision.owner);
+  auto owner_head = heads.find(decision.owner);
+  // A region down comes back through a pass that reads every head.
+  if (owner == nullptr || !owner->up() || owner_head == heads.end()) return std::nullopt;
+  std::optional<int64_t> again;
+  auto sooner = [&](int64_t at) { again = again ? std::min(*again, at) : at; };
+  for (auto* replica : regions_) {
+    if (replica == owner || !replica->up()) continue;
+    auto replica_head = heads.find(replica->name);
+    std::string replica_location = replica_head == heads.end() ? "" : replica_head->second.location;
+    if (replica_location == owner_head->second.location) continue;
+    ReplicationPlan plan = owner->store->PlanReplication(table, replica_location, visible_ms);
+    // The rest becomes visible lag_ms after the oldest file still hidden was committed.
+    if (plan.first_invisible_ms >= 0) sooner(plan.first_invisible_ms + lag_ms_);
+    if (plan.kind != ReplicationPlan::Kind::kCopy) continue;
+    // A conflict means the replica moved since its head was read: that change is in its log.
+    replica->store->ApplyReplication(table, replica_location, plan);
+  }
+  return again;
+}
+
 void Replicator::RunOnce() {
   std::lock_guard pass(pass_mutex_);
   if (paused_) return;
-  int64_t visible_ms = now_ms_() - lag_ms_;
-  for (const auto& [table, heads] : CollectHeads()) {
-    OwnerDecision decision = Decide(table, heads);
-    LabRegion* owner = Find(decision.owner);
-    auto owner_head = heads.find(decision.owner);
-    if (owner == nullptr || !owner->up() || owner_head == heads.end()) continue;
-    for (auto* replica : regions_) {
-      if (replica == owner || !replica->up()) continue;
-      auto replica_head = heads.find(replica->name);
-      std::string replica_location =
-          replica_head == heads.end() ? "" : replica_head->second.location;
-      if (replica_location == owner_head->second.location) continue;
-      ReplicationPlan plan = owner->store->PlanReplication(table, replica_location, visible_ms);
-      if (plan.kind != ReplicationPlan::Kind::kCopy) continue;
-      // A conflict means the replica moved since CollectHeads; the next pass looks again.
-      replica->store->ApplyReplication(table, replica_location, plan);
+  const int64_t now = now_ms_();
+  const int64_t visible_ms = now - lag_ms_;
+  PassStart start;
+  std::map<TableIdent, std::map<std::string, TableHead>> heads;
+  bool all = MustReadAll(&start);
+  last_pass_ok_ = false;  // until this pass is through: one that throws reads all next time
+  if (!all) {
+    std::set<TableIdent> look;
+    for (auto* region : regions_) {
+      uint64_t from = cursors_[region->name];
+      auto changed = region->store->ChangedSince(&from);
+      if (!changed) {
+        all = true;
+        break;
+      }
+      look.insert(changed->begin(), changed->end());
+    }
+    for (auto it = waiting_.begin(); !all && it != waiting_.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      look.insert(it->first);
+      it = waiting_.erase(it);
+    }
+    if (!all) {
+      for (const auto& table : look) {
+        waiting_.erase(table);
+        for (auto* region : regions_)
+          if (auto head = region->store->Head(table)) heads[table][region->name] = std::move(*head);
+      }
     }
   }
+  if (all) {
+    waiting_.clear();
+    heads = CollectHeads();
+  }
+  for (const auto& [table, table_heads] : heads)
+    if (auto again = Replicate(table, table_heads, visible_ms)) waiting_[table] = *again;
+  cursors_ = std::move(start.cursors);
+  was_up_ = std::move(start.up);
+  rules_version_ = start.rules_version;
+  last_pass_ok_ = true;
 }
 
 json Replicator::Status() {

@@ -6,6 +6,13 @@
 // overwritten here (a rewind, see rewind.h, re-seeds it on request). Stopped regions are skipped as
 // sources and as targets, and catch up on restart.
 //
+//
+// A pass reads every head only when it must (the first pass, a region stopped or started, a
+// change of the ownership rules or of the lag, a resume, a pass that failed, the change log
+// outrun); otherwise it looks only at the tables whose head changed in any region since the
+// last pass (CatalogStore::ChangedSince) and at those left waiting for a commit to become
+// visible, once it can be. So a pass costs what changed, not the number of tables.
+//
 // Thread-safety: all methods are safe to call from any thread; one background thread runs passes.
 #pragma once
 
@@ -38,7 +45,10 @@ class Replicator {
   void Pause();
   void Resume();
   bool paused() const { return paused_; }
-  void SetLagMs(int lag_ms) { lag_ms_ = lag_ms; }
+  void SetLagMs(int lag_ms) {
+    lag_ms_ = lag_ms;
+    read_all_ = true;
+  }
   int lag_ms() const { return lag_ms_; }
 
   // The owner of every table known to any region, from its claims in every region.
@@ -56,6 +66,20 @@ class Replicator {
   OwnerDecision Decide(const TableIdent& table, const std::map<std::string, TableHead>& heads);
   LabRegion* Find(const std::string& name);
   void Loop();
+  // What a pass saw as it started: each region's change log position (taken before its heads
+  // are read, so a change made during the pass is seen by the next) and whether it was up.
+  struct PassStart {
+    std::map<std::string, uint64_t> cursors;
+    std::map<std::string, bool> up;
+    uint64_t rules_version = 0;
+  };
+  // Whether this pass must read every head.
+  bool MustReadAll(PassStart* start);
+  // Replicates one table from its owner to every replica that is up; returns when it should
+  // be looked at again without a change of its own (ms since the epoch), or nullopt.
+  std::optional<int64_t> Replicate(const TableIdent& table,
+                                   const std::map<std::string, TableHead>& heads,
+                                   int64_t visible_ms);
 
   const std::vector<LabRegion*> regions_;
   Ownership* ownership_;
@@ -63,7 +87,13 @@ class Replicator {
   std::atomic<int> lag_ms_;
   std::atomic<bool> paused_{false};
 
-  std::mutex pass_mutex_;  // one pass at a time
+  std::mutex pass_mutex_;  // one pass at a time; it guards the pass state below
+  std::atomic<bool> read_all_{true};
+  std::map<std::string, uint64_t> cursors_;  // per region: its change log read up to here
+  std::map<std::string, bool> was_up_;       // per region: up at the last pass
+  uint64_t rules_version_ = 0;               // of the ownership rules at the last pass
+  bool last_pass_ok_ = false;                // false: the next pass reads every head
+  std::map<TableIdent, int64_t> waiting_;    // table -> when a commit becomes visible
   std::mutex thread_mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -202,6 +202,9 @@ int RunIn(const std::string& dir, const Args& a) {
   const std::string hash = rig.PlanHashOf(id);
   const long long log_start = lab.Admin("GET", "/lab/commits?since=0").second.value("total", 0);
   const auto t0 = Steady::now();
+  const auto t0_unix = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
   if (auto e = rig.Approve(id, hash); !e.empty()) {
     std::fprintf(stderr, "approve: %s\n", e.c_str());
     return 1;
@@ -233,9 +236,19 @@ int RunIn(const std::string& dir, const Args& a) {
   std::printf("steps (journal):\n");
   if (steps.ok())
     for (const StepRecord& s : *steps)
-      std::printf("  %-8s %-20s %-26s %-9s %7.3fs  %s\n", s.section.c_str(), s.step_id.c_str(),
-                  s.action.c_str(), StepStateName(s.state), (s.finished_at - s.started_at) / 1000.0,
-                  s.reason.substr(0, 90).c_str());
+      std::printf("  %-8s %-20s %-26s %-9s +%6.3fs %7.3fs  %s\n", s.section.c_str(),
+                  s.step_id.c_str(), s.action.c_str(), StepStateName(s.state),
+                  (s.started_at - t0_unix) / 1000.0, (s.finished_at - s.started_at) / 1000.0,
+                  s.reason.c_str());
+  if (steps.ok())
+    for (const StepRecord& s : *steps)
+      if (s.action == "switchover.demotion_token") {
+        json d = json::parse(s.result_json, nullptr, false);
+        if (d.is_object()) d = d.value("detail", json::object());
+        if (d.is_object())
+          std::printf("  demotion token: waited %lldms in %d rounds after the capture\n",
+                      d.value("waited_ms", 0LL), d.value("rounds", 0));
+      }
   const double transfer_floor =
       std::ceil(static_cast<double>(tables.size()) / a.concurrency) * a.latency_ms / 1e3;
   const double floor_s = a.lag_ms / 1e3 + transfer_floor + dns_runs[2];

@@ -52,6 +52,20 @@ TEST_F(LabReplicationTest, CommitBecomesVisibleInReplicaOnlyAfterTheLag) {
   EXPECT_EQ(TableState("sales.orders")["regions"][kEu]["pending_commits"], 0);
 }
 
+TEST_F(LabReplicationTest, HiddenCommitArrivesAfterTheLagWithNothingElseChanging) {
+  // The pass that first sees the commit finds it hidden by the lag; no later change touches the
+  // table, so only the replicator's own note of when it becomes visible can bring it over.
+  lab_->SetReplicationLagMs(1500);
+  ASSERT_TRUE(Eventually([&] { return Replicated("sales", "orders"); }));
+  lab_->ReplicateNow();  // the pass that reads every head after the lag change is behind us
+  auto result = Append(kUs, "sales", "orders");
+  ASSERT_EQ(result->status, 200);
+  const std::string location = json::parse(result->body)["metadata-location"];
+  lab_->ReplicateNow();
+  ASSERT_TRUE(Eventually([&] { return MetadataLocation(kEu, "sales", "orders") == location; }));
+  EXPECT_EQ(TableState("sales.orders")["regions"][kEu]["pending_commits"], 0);
+}
+
 TEST_F(LabReplicationTest, PausedReplicationLeavesTheReplicaBehind) {
   ASSERT_TRUE(Eventually([&] { return Replicated("eu", "orders"); }));
   httplib::Client admin(lab_->admin_url());
