@@ -33,6 +33,7 @@ namespace icewarden {
 
 class StateStore;
 struct CatalogClientOptions;
+class TableObservations;
 
 // A problem with a step's params: where (a JSON path under params, "records[0].type") and
 // what, phrased so the runbook author knows how to fix it.
@@ -79,6 +80,9 @@ struct ActionEnv {
   std::function<std::optional<CatalogClientOptions>(const std::string& region)> catalog;
   // The region's current health as the daemon sees it.
   std::function<std::optional<Region>(const std::string& region)> region_health;
+  // What this failover's steps already read of each table (see table_observations.h); null:
+  // every step reads in full.
+  std::shared_ptr<TableObservations> observations;
 };
 
 // One run of one step.

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "actions/table_observations.h"
 #include "health/in_flight_limit.h"
 
 namespace icewarden {
@@ -38,6 +39,33 @@ std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
   session.RunUntil(ctx, [state] { return state->pending == 0; });
   if (state->pending > 0) session.Abandon();
   return state->answers;
+}
+
+std::vector<std::optional<Result<LoadTableOutcome>>> LoadTablesSeen(
+    CatalogSession& session, TableObservations* seen, const std::string& region,
+    CatalogClient& client, const std::vector<TableIdent>& tables, int concurrency,
+    const ActionContext& ctx) {
+  if (seen == nullptr || ctx.failover_id.empty())
+    return LoadTables(session, client, tables, {}, concurrency, ctx, SnapshotsMode::kRefs);
+  std::vector<std::optional<TableSnapshotView>> before(tables.size());
+  std::vector<std::string> etags(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
+    before[i] = seen->Find(ctx.failover_id, region, tables[i]);
+    if (before[i]) etags[i] = before[i]->etag;
+  }
+  auto answers = LoadTables(session, client, tables, etags, concurrency, ctx, SnapshotsMode::kRefs);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (!answers[i] || !answers[i]->ok()) continue;
+    LoadTableOutcome& a = **answers[i];
+    if (a.not_modified) {
+      if (!before[i]) continue;  // a 304 to no ETag of ours: the caller sees it as it came
+      a.not_modified = false;
+      a.table = std::move(*before[i]);
+      continue;
+    }
+    seen->Remember(ctx.failover_id, region, tables[i], a.table);
+  }
+  return answers;
 }
 
 }  // namespace icewarden

@@ -19,4 +19,13 @@ std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
     const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx,
     SnapshotsMode snapshots = SnapshotsMode::kAll);
 
+// LoadTables with snapshots=refs through `seen` (the failover's TableObservations, may be
+// null): a table this failover's steps already read in `region` goes with that answer's ETag,
+// and a 304 is answered with the table as it was then (never not_modified: every answer has a
+// table); a new body is remembered. Its callers must not need the snapshot or metadata logs.
+std::vector<std::optional<Result<LoadTableOutcome>>> LoadTablesSeen(
+    CatalogSession& session, TableObservations* seen, const std::string& region,
+    CatalogClient& client, const std::vector<TableIdent>& tables, int concurrency,
+    const ActionContext& ctx);
+
 }  // namespace icewarden

@@ -136,11 +136,15 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
     // Only the metadata location and the main branch's snapshot are compared, so the loads
     // ask for the referenced snapshots only (a table's whole history can be megabytes).
     auto poll = [&](bool is_baseline, bool after_window) -> std::optional<ActionResult> {
+      // Through the failover's observations when the daemon keeps them (a later step reading
+      // these tables then gets 304s too), else with this step's own ETags.
       std::vector<std::string> etags;
       if (!is_baseline)
         for (const auto& s : last) etags.push_back(s.etag);
-      auto answers =
-          LoadTables(session, **client, tables, etags, p.concurrency, ctx, SnapshotsMode::kRefs);
+      auto answers = env_.observations ? LoadTablesSeen(session, env_.observations.get(), region,
+                                                        **client, tables, p.concurrency, ctx)
+                                       : LoadTables(session, **client, tables, etags, p.concurrency,
+                                                    ctx, SnapshotsMode::kRefs);
       ++polls;
       for (size_t i = 0; i < tables.size(); ++i) {
         if (!answers[i]) continue;  // expired; the caller notices

@@ -166,8 +166,9 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
     CatalogSession session(env_);
     auto client = session.Client(r.owner);
     if (!client.ok()) return client.status();
-    auto views =
-        LoadTables(session, **client, tables, {}, p->concurrency, ctx, SnapshotsMode::kRefs);
+    // The fence steps have just read these tables of the fenced owner: mostly 304s.
+    auto views = LoadTablesSeen(session, env_.observations.get(), r.owner, **client, tables,
+                                p->concurrency, ctx);
     json entries = json::array();
     for (std::size_t i = 0; i < tables.size(); ++i) {
       if (!views[i])

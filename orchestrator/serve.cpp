@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "actions/action.h"
+#include "actions/table_observations.h"
 #include "orchestrator/alert_routes.h"
 #include "orchestrator/api/api.h"
 #include "orchestrator/api/http_server.h"
@@ -42,10 +43,12 @@ void PrintErrors(const std::vector<ConfigError>& errors) {
 
 // Every action kind, with what running them needs from the daemon.
 Status BuildActions(const Config& config, StateStore* store, std::shared_ptr<Clock> clock,
-                    ActionRegistry* registry) {
+                    ActionRegistry* registry,
+                    std::shared_ptr<TableObservations> observations = nullptr) {
   ActionEnv env;
   env.clock = std::move(clock);
   env.store = store;
+  env.observations = std::move(observations);
   env.catalog = [&config](const std::string& region) -> std::optional<CatalogClientOptions> {
     const RegionConfig* rc = config.FindRegion(region);
     if (rc == nullptr) return std::nullopt;
@@ -165,7 +168,8 @@ int CmdServe(const ServeOptions& options) {
   for (const auto& d : *started) spdlog::info("{}", d.reason);
 
   ActionRegistry actions;
-  if (Status s = BuildActions(config, store->get(), clock, &actions); !s.ok()) {
+  auto observations = std::make_shared<TableObservations>();
+  if (Status s = BuildActions(config, store->get(), clock, &actions, observations); !s.ok()) {
     spdlog::error("{}", s.ToString());
     return kExitFailed;
   }
@@ -201,6 +205,7 @@ int CmdServe(const ServeOptions& options) {
   runner_deps.actions = &actions;
   runner_deps.clock = clock;
   runner_deps.log = [](const std::string& line) { spdlog::info("{}", line); };
+  runner_deps.drive_ended = [observations](const std::string& id) { observations->Forget(id); };
   FailoverRunner runner(runner_deps);
   runner_ptr = &runner;
 

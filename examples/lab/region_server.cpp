@@ -178,7 +178,8 @@ nlohmann::json RequestCounts::ToJson() const {
           {"commits_in_progress", commits_in_progress},
           {"peak_commits_in_progress", peak_commits_in_progress},
           {"commits_total", commits_total},
-          {"requests_total", requests_total}};
+          {"requests_total", requests_total},
+          {"not_modified_total", not_modified_total}};
 }
 
 bool RegionServer::Pause(int ms) {
@@ -211,6 +212,10 @@ void RegionServer::Register(httplib::Server& server) {
       if (fail_after_commit != 0) {
         SetErrorResponse(res, fail_after_commit, "CommitStateUnknownException",
                          "Injected fault in region " + name_ + " after the commit was applied");
+      }
+      if (res.status == 304) {
+        std::lock_guard lock(slots_mutex_);
+        ++requests_.not_modified_total;
       }
     };
     if (route.method == "GET") {

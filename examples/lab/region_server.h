@@ -40,6 +40,7 @@ struct RequestCounts {
   int peak_commits_in_progress = 0;  // since the lab started
   int64_t commits_total = 0;         // commit requests admitted since the lab started
   int64_t requests_total = 0;        // catalog requests of any kind admitted since then
+  int64_t not_modified_total = 0;    // of them answered 304 (If-None-Match)
   nlohmann::json ToJson() const;
 };
 

@@ -191,6 +191,7 @@ void FailoverRunner::Drive(const std::string& id) {
     auto after = d_.store->GetFailover(id);
     if (after.ok() && after->has_value()) version = (*after)->version;
   }
+  if (d_.drive_ended) d_.drive_ended(id);
   std::lock_guard lock(mu_);
   running_.erase(id);
   if (woken_during_drive_.erase(id) > 0) {

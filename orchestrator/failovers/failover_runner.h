@@ -46,6 +46,9 @@ struct FailoverRunnerDeps {
   std::chrono::milliseconds poll{1000};
   // Called with every Drive's summary ("fo-1 completed: ..."), for the log.
   std::function<void(const std::string&)> log{};
+  // Called with the failover's id when a Drive returns, whatever its outcome: what the steps
+  // kept for one another (ActionEnv::observations) may go.
+  std::function<void(const std::string&)> drive_ended{};
 };
 
 class FailoverRunner final : public FailoverTransitions {

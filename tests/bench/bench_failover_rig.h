@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actions/action.h"
+#include "actions/table_observations.h"
 #include "health/catalog_client.h"
 #include "health/lag_monitor.h"
 #include "orchestrator/config/config.h"
@@ -92,6 +93,7 @@ class FailoverRig {
     ActionEnv env;
     env.clock = clock_;
     env.store = store_.get();
+    env.observations = observations_;  // as serve has them
     env.catalog = [region_url](const std::string& region) -> std::optional<CatalogClientOptions> {
       CatalogClientOptions o;
       o.base_uri = region_url(region);
@@ -193,6 +195,7 @@ class FailoverRig {
       drives_.push_back({std::chrono::steady_clock::now(), summary});
       cv_.notify_all();
     };
+    r.drive_ended = [obs = observations_](const std::string& id) { obs->Forget(id); };
     runner_ = std::make_unique<FailoverRunner>(r);
     runner_->Start();
     return "";
@@ -306,6 +309,7 @@ class FailoverRig {
 
  private:
   ActionEnv action_env_;
+  std::shared_ptr<TableObservations> observations_ = std::make_shared<TableObservations>();
   RigOptions options_;
   ActionRegistry& registry_;
   std::shared_ptr<Clock> clock_ = SystemClock();

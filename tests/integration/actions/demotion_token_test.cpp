@@ -4,6 +4,7 @@
 // bound, and stops at once when the target is past the token (a second writer there).
 #include <thread>
 
+#include "actions/table_observations.h"
 #include "tests/integration/actions/catalog_lab_fixture.h"
 
 namespace icewarden::lab::testing {
@@ -44,6 +45,47 @@ TEST_F(DemotionTokenTest, TokenIsTheOldOwnersMainSnapshotOfEveryTableOfTheScope)
             std::string::npos)
       << done.reason;
   EXPECT_EQ(Detail(done)["at_token"], eu_tables_.size());
+}
+
+TEST_F(DemotionTokenTest, TheCaptureAsksWithTheQuietFencesETagsAndStillSeesAChange) {
+  // With the daemon's observations, the capture right after the quiet fence of the same
+  // failover sends each table's ETag: the unchanged ones come back as 304s, yet a table that
+  // moved in between is read anew and its token is its new snapshot.
+  ActionEnv env = env_;
+  env.observations = std::make_shared<TableObservations>();
+  ActionContext ctx = Ctx();
+  auto fence = MakeCatalogQuietFence(env)->Run(json{{"region", kEu}, {"window", "1ms"}}, ctx);
+  ASSERT_TRUE(fence.ok()) << fence.reason;
+  EXPECT_EQ(env.observations->size(), eu_tables_.size());
+
+  auto moved = Append(kEu, "eu", "orders");
+  ASSERT_EQ(moved->status, 200);
+  const std::string new_main = MainOf(json::parse(moved->body)["metadata"]);
+  auto not_modified = [&] {
+    return lab_->State()["regions"][kEu]["requests"]["not_modified_total"].get<int64_t>();
+  };
+  const int64_t before = not_modified();
+  auto captured = MakeDemotionTokenAction(env)->Capture(json::object(), ctx);
+  ASSERT_TRUE(captured.ok()) << captured.status().ToString();
+  EXPECT_EQ(not_modified() - before, static_cast<int64_t>(eu_tables_.size()) - 1);
+  json token = json::parse(*captured);
+  ASSERT_EQ(token["tables"].size(), eu_tables_.size());
+  for (const json& t : token["tables"]) {
+    const std::string dotted = t["table"];
+    const std::string id =
+        t["snapshot_id"].is_null() ? "" : std::to_string(t["snapshot_id"].get<long long>());
+    EXPECT_EQ(id, MainOf(Metadata(kEu, "eu", dotted.substr(3)))) << dotted;
+    if (dotted == "eu.orders") {
+      EXPECT_EQ(id, new_main);
+    }
+  }
+
+  // Another failover's steps have seen nothing: it reads in full.
+  ActionContext other = ctx;
+  other.failover_id = "fo-2";
+  const int64_t before_other = not_modified();
+  ASSERT_TRUE(MakeDemotionTokenAction(env)->Capture(json::object(), other).ok());
+  EXPECT_EQ(not_modified() - before_other, 0);
 }
 
 TEST_F(DemotionTokenTest, ATableThatDoesNotCatchUpFailsNamingItsLag) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "orchestrator/failovers/failover_report.h"
@@ -74,6 +75,26 @@ TEST_F(FailoverServiceTest, ApprovedFailoverRunsToCompletedWithQuietWindowEviden
   EXPECT_EQ((*report)["failover"]["phase"], "completed");
   EXPECT_TRUE((*report)["durations"]["machine_ms"].is_number()) << (*report)["durations"].dump();
   EXPECT_EQ((*report)["steps"].size(), 3u);
+}
+
+TEST_F(FailoverServiceTest, EveryDriveEndTellsTheHookWhichFailoverItWas) {
+  // serve drops what the steps kept for one another (ActionEnv::observations) on this call.
+  Build();
+  std::mutex mu;
+  std::vector<std::string> ended;
+  runner_deps_.drive_ended = [&](const std::string& id) {
+    std::lock_guard lock(mu);
+    ended.push_back(id);
+  };
+  runner_ = std::make_unique<FailoverRunner>(runner_deps_);
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  runner_->Stop();
+  std::lock_guard lock(mu);
+  ASSERT_FALSE(ended.empty());
+  for (const auto& e : ended) EXPECT_EQ(e, id);
 }
 
 // Rule 8: a switchover route's runbook must wait for the demotion token before it transfers
