@@ -497,8 +497,31 @@ DnsUpdateOutcome SendSignedUpdate(const DnsServer& server, const std::string& zo
 
 DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone, const TsigKey& key,
                                const std::vector<DnsChange>& changes,
-                               std::chrono::milliseconds timeout) {
-  return SendSignedUpdate(server, zone, key, nullptr, changes, timeout);
+                               std::chrono::milliseconds timeout,
+                               const std::vector<DnsPrerequisite>& prerequisites) {
+  if (prerequisites.empty()) return SendSignedUpdate(server, zone, key, nullptr, changes, timeout);
+  Owned<ldns_rr_list> list(ldns_rr_list_new());
+  for (const DnsPrerequisite& p : prerequisites) {
+    DnsUpdateOutcome out;
+    if (p.values.empty()) {
+      // RFC 2136 2.4.3, "RRset does not exist": class NONE, TTL 0, no rdata. ChangeRecord
+      // builds the same shape with class ANY (delete an RRset), so it is reused and re-classed.
+      Owned<ldns_rr> rr =
+          ChangeRecord({DnsChange::Op::kDeleteRRset, p.name, p.type, 0, ""}, &out.error);
+      if (!rr) return out;
+      ldns_rr_set_class(rr.get(), LDNS_RR_CLASS_NONE);
+      ldns_rr_list_push_rr(list.get(), rr.release());
+      continue;
+    }
+    // RFC 2136 2.4.2, "RRset exists (value dependent)": every record, class IN, TTL 0.
+    for (const std::string& v : p.values) {
+      Owned<ldns_rr> rr = ChangeRecord({DnsChange::Op::kAdd, p.name, p.type, 0, v}, &out.error);
+      if (!rr) return out;
+      ldns_rr_set_ttl(rr.get(), 0);
+      ldns_rr_list_push_rr(list.get(), rr.release());
+    }
+  }
+  return SendSignedUpdate(server, zone, key, list.get(), changes, timeout);
 }
 
 DnsUpdateOutcome SendDnsPrerequisiteOnlyUpdate(const DnsServer& server, const std::string& zone,

@@ -83,12 +83,23 @@ struct DnsUpdateOutcome {
   std::string error;      // for kNoAnswer and kNotSent
   std::string transport;  // "udp" or "tcp": how the UPDATE was (last) sent
 };
-// Sends one UPDATE for `zone` with `changes`, in order, signed with `key`. Over UDP when the
-// message fits in 512 bytes (the classic DNS limit without EDNS), else over TCP, like
-// nsupdate; an answer over UDP with the TC bit set is asked again over TCP.
+// A prerequisite on one RRset (RFC 2136 2.4.2 and 2.4.3): the RRset must hold exactly
+// `values` (canonical), or, when `values` is empty, must not exist. The server applies the
+// update only when every prerequisite holds, and answers NXRRSET or YXRRSET otherwise.
+struct DnsPrerequisite {
+  std::string name;  // fully qualified
+  DnsType type = DnsType::kTXT;
+  std::vector<std::string> values;
+};
+
+// Sends one UPDATE for `zone` with `changes`, in order, signed with `key`, applied only when
+// every one of `prerequisites` holds. Over UDP when the message fits in 512 bytes (the classic
+// DNS limit without EDNS), else over TCP, like nsupdate; an answer over UDP with the TC bit set
+// is asked again over TCP.
 DnsUpdateOutcome SendDnsUpdate(const DnsServer& server, const std::string& zone, const TsigKey& key,
                                const std::vector<DnsChange>& changes,
-                               std::chrono::milliseconds timeout);
+                               std::chrono::milliseconds timeout,
+                               const std::vector<DnsPrerequisite>& prerequisites = {});
 
 // Readiness: an UPDATE for `zone`, signed with `key`, whose only content is the prerequisite
 // "the zone's apex is in use" (RFC 2136 2.4.4) and whose update section is empty, so that it

@@ -18,6 +18,15 @@
 // before_json) reads the RRsets itself. Idempotent: replace and delete are, and adding a
 // record that is already there is a no-op in DNS.
 //
+// Fencing (fence_record: a TXT name in the zone): the UPDATE carries an RFC 2136 prerequisite
+// that this TXT RRset is exactly what Capture read before the step's first attempt (or absent),
+// and in the same message replaces it with "icewarden epoch=N+1 by=FAILOVER/STEP", N being the
+// epoch it held (0 when none). So the server itself refuses the change of anyone who read the
+// zone before another fenced change landed: a deposed leader, a stale retry, a second
+// orchestrator. An attempt whose earlier try did land (the record holds this step's own next
+// value) is verified, not sent again. Compensation is fenced the same way, on the value the run
+// wrote.
+//
 // Transport: UDP when the UPDATE fits in 512 bytes, else TCP (dns_client.h); detail_json says
 // which ("transport").
 //
@@ -39,8 +48,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::vector<std::string> kParams = {"server",         "zone",        "tsig_key_name",
-                                          "tsig_algorithm", "tsig_secret", "records"};
+const std::vector<std::string> kParams = {
+    "server", "zone", "tsig_key_name", "tsig_algorithm", "tsig_secret", "records", "fence_record"};
 const std::vector<std::string> kRecordParams = {"name", "type", "value", "ttl", "op"};
 
 // Everything asked of one RRset, merged from the records that name it.
@@ -60,7 +69,26 @@ struct Rfc2136Spec {
   std::string zone;  // fully qualified
   TsigKey key;
   std::vector<RRsetChange> rrsets;  // in the order first named
+  std::string fence_record;         // fully qualified TXT name; empty: no fencing
 };
+
+// The fence record's next value after `now` (its values when read before the step).
+std::string NextFenceValue(const std::vector<std::string>& now, const ActionContext& ctx) {
+  long long epoch = 0;
+  if (now.size() == 1) {
+    const std::string& v = now.front();
+    if (auto at = v.find("epoch="); at != std::string::npos) {
+      try {
+        epoch = std::stoll(v.substr(at + 6));
+      } catch (const std::exception&) {
+        epoch = 0;  // not ours: the prerequisite still holds it exactly
+      }
+    }
+  }
+  std::string by = ctx.failover_id.empty() ? "manual" : ctx.failover_id;
+  if (!ctx.step_id.empty()) by += "/" + ctx.step_id;
+  return "icewarden epoch=" + std::to_string(epoch + 1) + " by=" + by;
+}
 
 std::string Join(const std::vector<std::string>& values) {
   std::string s;
@@ -192,6 +220,15 @@ std::optional<Rfc2136Spec> Parse(const nlohmann::json& params, std::vector<Param
     else
       s.key.secret = *secret;
   }
+  if (auto fence = r.String(params, "", "fence_record", false); fence && !s.zone.empty()) {
+    auto owner = OwnerName(*fence, s.zone);
+    if (!owner)
+      r.Error("fence_record", "not a valid DNS name: '" + *fence + "'");
+    else if (!InZone(*owner, s.zone))
+      r.Error("fence_record", *owner + " is outside zone " + s.zone);
+    else
+      s.fence_record = *owner;
+  }
   if (const nlohmann::json* records = r.Member(params, "", "records", true)) {
     if (!records->is_array() || records->empty()) {
       r.Error("records", "expected a non-empty list of records, got " + DescribeJsonType(*records));
@@ -200,6 +237,10 @@ std::optional<Rfc2136Spec> Parse(const nlohmann::json& params, std::vector<Param
         ReadRecord((*records)[i], ParamPath("records", i), i, s.zone, r, s.rrsets);
     }
   }
+  for (const auto& set : s.rrsets)
+    if (!s.fence_record.empty() && set.name == s.fence_record && set.type == DnsType::kTXT)
+      r.Error(ParamPath("records", set.first_record),
+              "changes the fence record " + s.fence_record + ", which the step itself sets");
   if (!r.ok()) return std::nullopt;
   return s;
 }
@@ -277,18 +318,53 @@ std::chrono::milliseconds Left(const ActionContext& ctx, std::chrono::millisecon
   return std::clamp<std::chrono::milliseconds>(left, 1ms, cap);
 }
 
+// A fenced UPDATE: the fence record must be exactly `expected` (empty: absent); `landed` is the
+// value it holds once this very change has been applied.
+struct Fence {
+  std::string name;
+  std::vector<std::string> expected;
+  std::string landed;
+};
+
 // Sends `changes` and checks the result against `wanted`; `detail` is completed and
 // returned inside the result.
 ActionResult UpdateAndVerify(const Rfc2136Spec& s, const std::vector<DnsChange>& changes,
                              const std::vector<RRsetChange>& wanted,
                              const std::vector<RRset>& before, nlohmann::json detail,
-                             const std::string& what, const ActionContext& ctx) {
+                             const std::string& what, const ActionContext& ctx,
+                             const Fence* fence = nullptr) {
   const std::string where = "zone " + s.zone + " at " + s.server.ToString();
   if (ctx.expired())
     return ActionResult::Failed(what + " not sent: the step was cancelled or timed out",
                                 DumpJson(detail));
-  DnsUpdateOutcome sent = SendDnsUpdate(s.server, s.zone, s.key, changes, Left(ctx, 10s));
+  std::vector<DnsPrerequisite> prerequisites;
+  if (fence) prerequisites.push_back({fence->name, DnsType::kTXT, fence->expected});
+  DnsUpdateOutcome sent =
+      SendDnsUpdate(s.server, s.zone, s.key, changes, Left(ctx, 10s), prerequisites);
   if (!sent.transport.empty()) detail["transport"] = sent.transport;
+  if (fence && sent.status == DnsUpdateOutcome::Status::kRejected &&
+      (sent.rcode.rfind("NXRRSET", 0) == 0 || sent.rcode.rfind("YXRRSET", 0) == 0)) {
+    // The fence did not hold. Either an earlier attempt of this change landed (the record
+    // holds its value: verify it), or someone else changed the zone since it was read.
+    DnsLookup now = QueryRRset(s.server, fence->name, DnsType::kTXT, Left(ctx, 5s));
+    detail["rcode"] = sent.rcode;
+    if (!now.ok)
+      return ActionResult::Failed(what + " of " + where + " refused (" + sent.rcode +
+                                      ") and the fence record could not be read: " + now.error,
+                                  DumpJson(detail));
+    if (now.rrset.values != std::vector<std::string>{fence->landed}) {
+      detail["fence_now"] = now.rrset.values;
+      return ActionResult::Failed(
+          what + " of " + where + " refused by the server (" + sent.rcode + "): fence record " +
+              fence->name + " TXT is " + Join(now.rrset.values) + ", not " + Join(fence->expected) +
+              " as read before this step, so another writer changed the zone since (a newer "
+              "leader or another failover); nothing was changed",
+          DumpJson(detail));
+    }
+    detail["landed_before"] = true;  // this change was applied by an earlier attempt
+    sent.status = DnsUpdateOutcome::Status::kApplied;
+    sent.rcode = "NOERROR";
+  }
   switch (sent.status) {
     case DnsUpdateOutcome::Status::kNotSent:
       return ActionResult::Failed(what + " of " + where + " not sent: " + sent.error,
@@ -402,7 +478,13 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
     if (!s) return Status::InvalidArgument(FirstParamError(errors));
     auto before = ReadRRsets(s->server, s->rrsets, ctx);
     if (!before.ok()) return before.status();
-    return DumpJson(nlohmann::json{{"previous", RRsetsJson(*before)}});
+    nlohmann::json captured{{"previous", RRsetsJson(*before)}};
+    if (!s->fence_record.empty()) {
+      auto fence = ReadRRsets(s->server, {FenceChange(*s, "")}, ctx);
+      if (!fence.ok()) return fence.status();
+      captured["fence"] = RRsetJson(fence->front());
+    }
+    return DumpJson(captured);
   }
 
   ActionResult Compensate(const nlohmann::json& params, const nlohmann::json& run_detail,
@@ -440,8 +522,26 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
     std::vector<RRset> before = std::move(*current);
     nlohmann::json detail = {
         {"server", s->server.ToString()}, {"zone", s->zone}, {"restored", *it}};
+    const auto fenced = run_detail.find("fence");
+    if (s->fence_record.empty() || fenced == run_detail.end() || !fenced->is_object())
+      return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
+                             "restoring UPDATE", ctx);
+    // Only over the run's own change: the fence must still hold what the run wrote.
+    const std::string ran = fenced->value("now", "");
+    ActionContext undo = ctx;
+    undo.step_id += "/compensate";
+    Fence fence{s->fence_record, {ran}, NextFenceValue({ran}, undo)};
+    restore.push_back(FenceChange(*s, fence.landed));
+    auto fence_now = ReadFence(*s, ctx);
+    if (!fence_now.ok()) return ActionResult::Failed(fence_now.status().message());
+    if (fence_now->values == fenced->value("was", std::vector<std::string>{}))
+      return ActionResult::Succeeded("nothing to restore: the fenced UPDATE never landed (" +
+                                     s->fence_record + " TXT is still " + Join(fence_now->values) +
+                                     ")");
+    before.push_back(*fence_now);
+    detail["fence"] = {{"name", fence.name}, {"was", fence.expected}, {"now", fence.landed}};
     return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
-                           "restoring UPDATE", ctx);
+                           "fenced restoring UPDATE", ctx, &fence);
   }
 
  protected:
@@ -453,9 +553,14 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
   std::string PlanSpec(const Rfc2136Spec& s) const override {
     std::string changes;
     for (const auto& r : s.rrsets) changes += (changes.empty() ? "" : "; ") + Describe(r);
+    const std::string fenced =
+        s.fence_record.empty()
+            ? ""
+            : " only if fence record " + s.fence_record +
+                  " TXT is as read before the step, raising its epoch in the same UPDATE,";
     return "RFC 2136 UPDATE of zone " + s.zone + " at " + s.server.ToString() +
-           " signed with TSIG key " + s.key.name + " (" + s.key.algorithm + "): " + changes +
-           "; then query to verify";
+           " signed with TSIG key " + s.key.name + " (" + s.key.algorithm + ")" + fenced + ": " +
+           changes + "; then query to verify";
   }
 
   ActionResult RunSpec(const Rfc2136Spec& s, const ActionContext& ctx) override {
@@ -468,8 +573,47 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
     if (!before.ok()) return ActionResult::Failed(before.status().message());
     nlohmann::json detail = {
         {"server", s.server.ToString()}, {"zone", s.zone}, {"previous", RRsetsJson(*before)}};
-    return UpdateAndVerify(s, Changes(s.rrsets), s.rrsets, *before, std::move(detail), "UPDATE",
-                           ctx);
+    if (s.fence_record.empty())
+      return UpdateAndVerify(s, Changes(s.rrsets), s.rrsets, *before, std::move(detail), "UPDATE",
+                             ctx);
+    // The fence as read before the first attempt, so that every attempt expects the same.
+    Result<RRset> fence_before =
+        ctx.before_json.empty() ? ReadFence(s, ctx) : CapturedFence(ctx.before_json);
+    if (!fence_before.ok()) return ActionResult::Failed(fence_before.status().message());
+    Fence fence{s.fence_record, fence_before->values, NextFenceValue(fence_before->values, ctx)};
+    std::vector<RRsetChange> wanted = s.rrsets;
+    wanted.push_back(FenceChange(s, fence.landed));
+    std::vector<RRset> was = *before;
+    was.push_back(*fence_before);
+    detail["fence"] = {{"name", fence.name}, {"was", fence.expected}, {"now", fence.landed}};
+    return UpdateAndVerify(s, Changes(wanted), wanted, was, std::move(detail), "fenced UPDATE", ctx,
+                           &fence);
+  }
+
+ private:
+  // The fence record as one more RRset of the step: replaced by exactly `value`.
+  static RRsetChange FenceChange(const Rfc2136Spec& s, const std::string& value) {
+    RRsetChange c;
+    c.name = s.fence_record;
+    c.type = DnsType::kTXT;
+    c.replace = true;
+    if (!value.empty()) c.add = {value};
+    c.ttl = 60;
+    c.first_record = s.rrsets.size();
+    return c;
+  }
+  static Result<RRset> ReadFence(const Rfc2136Spec& s, const ActionContext& ctx) {
+    auto got = ReadRRsets(s.server, {FenceChange(s, "")}, ctx);
+    if (!got.ok()) return got.status();
+    return got->front();
+  }
+  static Result<RRset> CapturedFence(const std::string& before_json) {
+    auto j = nlohmann::json::parse(before_json, nullptr, false);
+    if (!j.is_object() || !j.contains("fence"))
+      return Status::InvalidArgument("no fence record was captured before the step");
+    auto r = RRsetFromJson(j["fence"]);
+    if (!r) return Status::InvalidArgument("the captured fence record is malformed");
+    return *r;
   }
 };
 

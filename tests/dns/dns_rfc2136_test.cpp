@@ -33,6 +33,9 @@ svc3      IN CNAME catalog-a.lab.test.
 svc4      IN CNAME catalog-a.lab.test.
 svc5      IN CNAME catalog-a.lab.test.
 svc6      IN CNAME catalog-a.lab.test.
+fenced1   IN CNAME catalog-a.lab.test.
+fenced2   IN CNAME catalog-a.lab.test.
+fenced3   IN CNAME catalog-a.lab.test.
 gone      IN A 10.0.0.9
 gone      IN A 10.0.0.10
 multi     IN A 10.2.0.1
@@ -69,6 +72,25 @@ class DnsRfc2136Test : public ::testing::Test {
   ActionResult Run(Action* a, const json& params) {
     EXPECT_TRUE(a->Validate(params).empty()) << params.dump();
     return a->Run(params, TestContext(10s));
+  }
+
+  // A fenced change of one CNAME.
+  static json FencedCname(const std::string& name, const std::string& target,
+                          const std::string& fence) {
+    json params = Update(json::array({{{"name", name}, {"type", "CNAME"}, {"value", target}}}));
+    params["fence_record"] = fence;
+    return params;
+  }
+
+  // A step of `failover_id` as the executor runs it: captured before its first attempt.
+  ActionContext Captured(const json& params, const std::string& failover_id) {
+    ActionContext ctx = TestContext(10s);
+    ctx.failover_id = failover_id;
+    ctx.step_id = "point-writers";
+    auto captured = update_->Capture(params, ctx);
+    EXPECT_TRUE(captured.ok()) << captured.status().ToString();
+    if (captured.ok()) ctx.before_json = *captured;
+    return ctx;
   }
 
   // What the server answers, read with ldns.
@@ -217,6 +239,72 @@ TEST_F(DnsRfc2136Test, ARunRepeatedAfterACrashStillUndoesToTheStateBeforeTheStep
   auto undo = update_->Compensate(params, json::parse(rerun.detail_json), TestContext(10s));
   ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
   EXPECT_THAT(Values("svc6.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+// Issue 12's DNS fencing: with fence_record, BIND itself refuses an UPDATE from anyone who
+// read the zone before another fenced change landed.
+TEST_F(DnsRfc2136Test, AFencedUpdateRaisesTheFenceEpochInTheSameUpdate) {
+  const json params = FencedCname("fenced1", "catalog-b.lab.test.", "_fence1");
+  ActionContext first = Captured(params, "fo-1");
+  auto r = update_->Run(params, first);
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("fenced1.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+  EXPECT_THAT(Values("_fence1.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=1 by=fo-1/point-writers"));
+
+  // The next fenced change starts from there.
+  const json back = FencedCname("fenced1", "catalog-a.lab.test.", "_fence1");
+  ASSERT_EQ(update_->Run(back, Captured(back, "fo-2")).outcome, Outcome::kSucceeded);
+  EXPECT_THAT(Values("_fence1.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=2 by=fo-2/point-writers"));
+  EXPECT_THAT(Values("fenced1.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+}
+
+TEST_F(DnsRfc2136Test, AStaleFencedUpdateIsRefusedByTheServerAndChangesNothing) {
+  // The stale writer (a deposed leader) read the zone first; a newer one changed it since.
+  const json stale_params = FencedCname("fenced2", "catalog-b.lab.test.", "_fence2");
+  ActionContext stale = Captured(stale_params, "fo-old");
+  const json newer = FencedCname("fenced2", "catalog-a.lab.test.", "_fence2");
+  ASSERT_EQ(update_->Run(newer, Captured(newer, "fo-new")).outcome, Outcome::kSucceeded);
+  ASSERT_THAT(Values("_fence2.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=1 by=fo-new/point-writers"));
+
+  auto refused = update_->Run(stale_params, stale);
+  EXPECT_EQ(refused.outcome, Outcome::kFailed);
+  EXPECT_THAT(refused.reason, HasSubstr("refused by the server (YXRRSET)"));
+  EXPECT_THAT(refused.reason, HasSubstr("fence record _fence2.lab.test. TXT is icewarden epoch=1 "
+                                        "by=fo-new/point-writers, not nothing as read before"));
+  EXPECT_THAT(Values("fenced2.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+  EXPECT_THAT(Values("_fence2.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=1 by=fo-new/point-writers"));
+}
+
+TEST_F(DnsRfc2136Test, AFencedRetryAfterItLandedIsVerifiedAndCompensationIsFencedToo) {
+  const json params = FencedCname("fenced3", "catalog-b.lab.test.", "_fence3");
+  ActionContext ctx = Captured(params, "fo-3");
+  ASSERT_EQ(update_->Run(params, ctx).outcome, Outcome::kSucceeded);
+  // The answer was lost; the executor runs the step again with the same capture.
+  auto retry = update_->Run(params, ctx);
+  ASSERT_EQ(retry.outcome, Outcome::kSucceeded) << retry.reason;
+  EXPECT_EQ(json::parse(retry.detail_json).value("landed_before", false), true);
+  EXPECT_THAT(Values("_fence3.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=1 by=fo-3/point-writers"));
+
+  const json detail = json::parse(retry.detail_json);
+  auto undo = update_->Compensate(params, detail, ctx);
+  ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
+  EXPECT_THAT(Values("fenced3.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+  EXPECT_THAT(Values("_fence3.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=2 by=fo-3/point-writers/compensate"));
+  // Its retry is verified too; once another fenced change lands, the same retry is refused.
+  ASSERT_EQ(update_->Compensate(params, detail, ctx).outcome, Outcome::kSucceeded);
+  ASSERT_EQ(update_->Run(params, Captured(params, "fo-4")).outcome, Outcome::kSucceeded);
+  auto stale_undo = update_->Compensate(params, detail, ctx);
+  EXPECT_EQ(stale_undo.outcome, Outcome::kFailed) << stale_undo.reason;
+  EXPECT_THAT(stale_undo.reason, HasSubstr("another writer changed the zone"));
+  EXPECT_THAT(Values("fenced3.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
+  EXPECT_THAT(Values("_fence3.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=3 by=fo-4/point-writers"));
 }
 
 TEST_F(DnsRfc2136Test, AnUpdateLargerThan512BytesGoesOverTcp) {

@@ -188,6 +188,23 @@ TEST_F(ActionParamsTest, DnsRfc2136ReportsEachRecordProblemAtItsIndex) {
                           "records[5]: expected a mapping, got a string"));
 }
 
+TEST_F(ActionParamsTest, DnsRfc2136FenceRecordIsAValidNameInTheZoneThatNoRecordChanges) {
+  json p = DnsBase();
+  p["fence_record"] = "_icewarden.writer";
+  EXPECT_TRUE(Kind("dns.rfc2136").Validate(p).empty());
+  p["fence_record"] = "fence.other.";
+  EXPECT_THAT(Lines("dns.rfc2136", p),
+              ElementsAre("fence_record: fence.other. is outside zone lab.test."));
+  p["fence_record"] = "bad..name";
+  EXPECT_THAT(Lines("dns.rfc2136", p),
+              ElementsAre("fence_record: not a valid DNS name: 'bad..name'"));
+  p["fence_record"] = "_fence";
+  p["records"] = json::array({{{"name", "_fence"}, {"type", "TXT"}, {"value", "x"}}});
+  EXPECT_THAT(Lines("dns.rfc2136", p),
+              ElementsAre("records[0]: changes the fence record _fence.lab.test., which the step "
+                          "itself sets"));
+}
+
 TEST_F(ActionParamsTest, DnsRfc2136RefusesConflictingChangesToOneRRset) {
   json p = DnsBase();
   p["records"] = json::array({{{"name", "www"}, {"type", "CNAME"}, {"value", "a.lab.test."}},
