@@ -41,11 +41,15 @@ std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
   return state->answers;
 }
 
+TableObservations* ObservationsFor(const ActionEnv& env, const ActionContext& ctx) {
+  return ctx.failover_id.empty() ? nullptr : env.observations.get();
+}
+
 std::vector<std::optional<Result<LoadTableOutcome>>> LoadTablesSeen(
     CatalogSession& session, TableObservations* seen, const std::string& region,
     CatalogClient& client, const std::vector<TableIdent>& tables, int concurrency,
     const ActionContext& ctx) {
-  if (seen == nullptr || ctx.failover_id.empty())
+  if (seen == nullptr)
     return LoadTables(session, client, tables, {}, concurrency, ctx, SnapshotsMode::kRefs);
   std::vector<std::optional<TableSnapshotView>> before(tables.size());
   std::vector<std::string> etags(tables.size());

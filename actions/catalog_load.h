@@ -19,10 +19,15 @@ std::vector<std::optional<Result<LoadTableOutcome>>> LoadTables(
     const std::vector<std::string>& etags, int concurrency, const ActionContext& ctx,
     SnapshotsMode snapshots = SnapshotsMode::kAll);
 
-// LoadTables with snapshots=refs through `seen` (the failover's TableObservations, may be
-// null): a table this failover's steps already read in `region` goes with that answer's ETag,
-// and a 304 is answered with the table as it was then (never not_modified: every answer has a
-// table); a new body is remembered. Its callers must not need the snapshot or metadata logs.
+// The daemon's TableObservations for this run's failover; null when it keeps none or the run
+// belongs to no failover (what it keeps is per failover).
+TableObservations* ObservationsFor(const ActionEnv& env, const ActionContext& ctx);
+
+// LoadTables with snapshots=refs through `seen` (may be null: plain loads): a table already
+// seen in `region` (under ctx.failover_id) goes with that answer's ETag, and its 304 is
+// answered with the table as it was then, not_modified false; a new body is remembered. A 304
+// to a request that carried no ETag of ours comes back as it came. Its callers must not need
+// the snapshot or metadata logs.
 std::vector<std::optional<Result<LoadTableOutcome>>> LoadTablesSeen(
     CatalogSession& session, TableObservations* seen, const std::string& region,
     CatalogClient& client, const std::vector<TableIdent>& tables, int concurrency,

@@ -13,6 +13,7 @@
 #include "actions/catalog_session.h"
 #include "actions/param_reader.h"
 #include "actions/parsed_action.h"
+#include "actions/table_observations.h"
 #include "health/replication_lag.h"
 #include "state/state_store.h"
 
@@ -135,16 +136,15 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
     // One round: load every table (304 when unchanged); returns a failure result on change.
     // Only the metadata location and the main branch's snapshot are compared, so the loads
     // ask for the referenced snapshots only (a table's whole history can be megabytes).
+    // This step's own record of what it saw, when the daemon keeps none for the failover.
+    TableObservations own;
+    TableObservations* seen = ObservationsFor(env_, ctx);
+    if (seen == nullptr) seen = &own;
     auto poll = [&](bool is_baseline, bool after_window) -> std::optional<ActionResult> {
-      // Through the failover's observations when the daemon keeps them (a later step reading
-      // these tables then gets 304s too), else with this step's own ETags.
-      std::vector<std::string> etags;
-      if (!is_baseline)
-        for (const auto& s : last) etags.push_back(s.etag);
-      auto answers = env_.observations ? LoadTablesSeen(session, env_.observations.get(), region,
-                                                        **client, tables, p.concurrency, ctx)
-                                       : LoadTables(session, **client, tables, etags, p.concurrency,
-                                                    ctx, SnapshotsMode::kRefs);
+      // Every poll after the baseline asks with the last ETag (304 when unchanged), through
+      // the failover's observations when the daemon keeps them, so that a later step reading
+      // these tables gets 304s too.
+      auto answers = LoadTablesSeen(session, seen, region, **client, tables, p.concurrency, ctx);
       ++polls;
       for (size_t i = 0; i < tables.size(); ++i) {
         if (!answers[i]) continue;  // expired; the caller notices

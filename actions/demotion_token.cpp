@@ -167,7 +167,7 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
     auto client = session.Client(r.owner);
     if (!client.ok()) return client.status();
     // The fence steps have just read these tables of the fenced owner: mostly 304s.
-    auto views = LoadTablesSeen(session, env_.observations.get(), r.owner, **client, tables,
+    auto views = LoadTablesSeen(session, ObservationsFor(env_, ctx), r.owner, **client, tables,
                                 p->concurrency, ctx);
     json entries = json::array();
     for (std::size_t i = 0; i < tables.size(); ++i) {

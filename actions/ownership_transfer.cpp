@@ -103,10 +103,14 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     auto m = std::make_shared<Marker>();
     m->table = std::move(table);
     m->epoch = epoch;
-    if (!just_moved) {
+    if (just_moved)
+      QueueCommit(m);
+    else
       QueueLoad(m);
-      return;
-    }
+  }
+
+  // Waits for a commit slot; the marker counts as ahead until it holds one.
+  void QueueCommit(const std::shared_ptr<Marker>& m) {
     SetAhead(*m, true);
     auto self = shared_from_this();
     commits.Run([self, m](std::function<void()> release) { self->Commit(m, std::move(release)); });
@@ -191,8 +195,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
       return;
     }
     m->table_uuid = view.table_uuid;
-    auto self = shared_from_this();
-    commits.Run([self, m](std::function<void()> release) { self->Commit(m, std::move(release)); });
+    QueueCommit(m);
   }
 
   void Commit(const std::shared_ptr<Marker>& m, std::function<void()> release) {

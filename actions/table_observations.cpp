@@ -26,7 +26,7 @@ std::optional<TableSnapshotView> TableObservations::Find(const std::string& fail
 
 void TableObservations::Remember(const std::string& failover_id, const std::string& region,
                                  const TableIdent& table, TableSnapshotView view) {
-  if (view.etag.empty() || failover_id.empty()) return;
+  if (view.etag.empty()) return;
   view.snapshot_log.clear();
   view.metadata_log.clear();
   auto kept = std::make_shared<const TableSnapshotView>(std::move(view));

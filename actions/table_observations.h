@@ -5,7 +5,8 @@
 // this it is a round of 304s. A 304 is the server's word that the table is as it was when it
 // sent that ETag, the same evidence as a new body, so nothing here is ever trusted without
 // asking. Only tables loaded with snapshots=refs are kept, without their snapshot and metadata
-// logs; at most `max_tables` in all; a failover's are forgotten when its drive ends.
+// logs; at most `max_tables` in all; a failover's are forgotten when its drive ends. A step
+// may also keep its own, for its own polls (fence.catalog_quiet outside the daemon).
 // Thread-safety: safe from any thread.
 #pragma once
 

@@ -65,6 +65,10 @@ TEST_F(CatalogChecksTest, ReplicaCaughtUpGatesOnTheWorstTable) {
 }
 
 TEST_F(CatalogChecksTest, QuietWindowPassesWhenNothingWrites) {
+  auto not_modified = [&] {
+    return lab_->State()["regions"][kEu]["requests"]["not_modified_total"].get<int64_t>();
+  };
+  const int64_t before = not_modified();
   auto result = MakeCatalogQuietFence(env_)->Run(
       json{{"window", "600ms"}, {"poll_interval", "100ms"}}, Ctx());
   ASSERT_TRUE(result.ok()) << result.reason;
@@ -73,6 +77,10 @@ TEST_F(CatalogChecksTest, QuietWindowPassesWhenNothingWrites) {
   json detail = Detail(result);
   EXPECT_GE(detail["polls"].get<int>(), 5);
   EXPECT_EQ(detail["tables_watched"], eu_tables_.size());
+  // Without the daemon's observations the step keeps its own: every poll after the baseline
+  // asks with the ETag it saw, and an unchanged table answers 304.
+  EXPECT_EQ(not_modified() - before,
+            (detail["polls"].get<int64_t>() - 1) * static_cast<int64_t>(eu_tables_.size()));
 }
 
 TEST_F(CatalogChecksTest, QuietWindowFailsNamingTheTableARogueWriterCommits) {
