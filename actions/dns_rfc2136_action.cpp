@@ -34,6 +34,9 @@
 // (the server changed nothing); no answer after sending -> unknown; the server accepted
 // but the records are not as intended -> unknown (some may have changed) or failed (none
 // did).
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -73,16 +76,19 @@ struct Rfc2136Spec {
 };
 
 // The fence record's next value after `now` (its values when read before the step).
+// The record is read from the zone, so it can hold anything: an epoch that is not ours, not a
+// number, or one that cannot be raised counts as 0 (the prerequisite still holds it exactly).
 std::string NextFenceValue(const std::vector<std::string>& now, const ActionContext& ctx) {
-  long long epoch = 0;
+  std::uint64_t epoch = 0;
   if (now.size() == 1) {
     const std::string& v = now.front();
     if (auto at = v.find("epoch="); at != std::string::npos) {
-      try {
-        epoch = std::stoll(v.substr(at + 6));
-      } catch (const std::exception&) {
-        epoch = 0;  // not ours: the prerequisite still holds it exactly
-      }
+      const char* first = v.data() + at + 6;
+      const char* last = v.data() + v.size();
+      auto [end, ec] = std::from_chars(first, last, epoch);
+      if (ec != std::errc() || (end != last && *end != ' ') ||
+          epoch == std::numeric_limits<std::uint64_t>::max())
+        epoch = 0;
     }
   }
   std::string by = ctx.failover_id.empty() ? "manual" : ctx.failover_id;
@@ -480,9 +486,9 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
     if (!before.ok()) return before.status();
     nlohmann::json captured{{"previous", RRsetsJson(*before)}};
     if (!s->fence_record.empty()) {
-      auto fence = ReadRRsets(s->server, {FenceChange(*s, "")}, ctx);
+      auto fence = ReadFence(*s, ctx);
       if (!fence.ok()) return fence.status();
-      captured["fence"] = RRsetJson(fence->front());
+      captured["fence"] = RRsetJson(*fence);
     }
     return DumpJson(captured);
   }
@@ -527,21 +533,23 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
       return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
                              "restoring UPDATE", ctx);
     // Only over the run's own change: the fence must still hold what the run wrote.
-    const std::string ran = fenced->value("now", "");
-    ActionContext undo = ctx;
-    undo.step_id += "/compensate";
-    Fence fence{s->fence_record, {ran}, NextFenceValue({ran}, undo)};
-    restore.push_back(FenceChange(*s, fence.landed));
+    const auto ran = fenced->find("now");
+    const auto was = fenced->find("was");
+    if (ran == fenced->end() || !ran->is_string() || ran->get<std::string>().empty() ||
+        was == fenced->end() || !was->is_array())
+      return ActionResult::Failed("cannot restore: the run's detail has no fence values: " +
+                                  fenced->dump());
     auto fence_now = ReadFence(*s, ctx);
     if (!fence_now.ok()) return ActionResult::Failed(fence_now.status().message());
-    if (fence_now->values == fenced->value("was", std::vector<std::string>{}))
+    if (nlohmann::json(fence_now->values) == *was)
       return ActionResult::Succeeded("nothing to restore: the fenced UPDATE never landed (" +
                                      s->fence_record + " TXT is still " + Join(fence_now->values) +
                                      ")");
-    before.push_back(*fence_now);
-    detail["fence"] = {{"name", fence.name}, {"was", fence.expected}, {"now", fence.landed}};
-    return UpdateAndVerify(*s, Changes(restore), restore, before, std::move(detail),
-                           "fenced restoring UPDATE", ctx, &fence);
+    ActionContext undo = ctx;
+    undo.step_id += "/compensate";
+    const std::vector<std::string> expected{ran->get<std::string>()};
+    return FencedUpdate(*s, std::move(restore), std::move(before), *fence_now, expected, undo,
+                        std::move(detail), "fenced restoring UPDATE", ctx);
   }
 
  protected:
@@ -580,17 +588,27 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
     Result<RRset> fence_before =
         ctx.before_json.empty() ? ReadFence(s, ctx) : CapturedFence(ctx.before_json);
     if (!fence_before.ok()) return ActionResult::Failed(fence_before.status().message());
-    Fence fence{s.fence_record, fence_before->values, NextFenceValue(fence_before->values, ctx)};
-    std::vector<RRsetChange> wanted = s.rrsets;
-    wanted.push_back(FenceChange(s, fence.landed));
-    std::vector<RRset> was = *before;
-    was.push_back(*fence_before);
-    detail["fence"] = {{"name", fence.name}, {"was", fence.expected}, {"now", fence.landed}};
-    return UpdateAndVerify(s, Changes(wanted), wanted, was, std::move(detail), "fenced UPDATE", ctx,
-                           &fence);
+    return FencedUpdate(s, s.rrsets, std::move(*before), *fence_before, fence_before->values, ctx,
+                        std::move(detail), "fenced UPDATE", ctx);
   }
 
  private:
+  // `wanted` plus the fence record raised past `expected`, sent only if the fence record is
+  // still `expected`; `fence_now` is the record as read (for telling what changed). `by` names
+  // the writer in the record's new value.
+  static ActionResult FencedUpdate(const Rfc2136Spec& s, std::vector<RRsetChange> wanted,
+                                   std::vector<RRset> before, const RRset& fence_now,
+                                   const std::vector<std::string>& expected,
+                                   const ActionContext& by, nlohmann::json detail,
+                                   const std::string& what, const ActionContext& ctx) {
+    const Fence fence{s.fence_record, expected, NextFenceValue(expected, by)};
+    wanted.push_back(FenceChange(s, fence.landed));
+    before.push_back(fence_now);
+    detail["fence"] = {{"name", fence.name}, {"was", fence.expected}, {"now", fence.landed}};
+    return UpdateAndVerify(s, Changes(wanted), wanted, before, std::move(detail), what, ctx,
+                           &fence);
+  }
+
   // The fence record as one more RRset of the step: replaced by exactly `value`.
   static RRsetChange FenceChange(const Rfc2136Spec& s, const std::string& value) {
     RRsetChange c;

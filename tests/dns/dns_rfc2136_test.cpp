@@ -36,6 +36,8 @@ svc6      IN CNAME catalog-a.lab.test.
 fenced1   IN CNAME catalog-a.lab.test.
 fenced2   IN CNAME catalog-a.lab.test.
 fenced3   IN CNAME catalog-a.lab.test.
+fenced4   IN CNAME catalog-a.lab.test.
+fenced5   IN CNAME catalog-a.lab.test.
 gone      IN A 10.0.0.9
 gone      IN A 10.0.0.10
 multi     IN A 10.2.0.1
@@ -305,6 +307,43 @@ TEST_F(DnsRfc2136Test, AFencedRetryAfterItLandedIsVerifiedAndCompensationIsFence
   EXPECT_THAT(Values("fenced3.lab.test.", DnsType::kCNAME), ElementsAre("catalog-b.lab.test."));
   EXPECT_THAT(Values("_fence3.lab.test.", DnsType::kTXT),
               ElementsAre("icewarden epoch=3 by=fo-4/point-writers"));
+}
+
+TEST_F(DnsRfc2136Test, CompensatingAFencedUpdateThatNeverLandedChangesNothing) {
+  // The run's UPDATE got no answer and was never applied: the fence still holds what the step
+  // read, so there is nothing of the run's to undo, and nothing is sent.
+  const json params = FencedCname("fenced4", "catalog-b.lab.test.", "_fence4");
+  ActionContext ctx = Captured(params, "fo-5");
+  const json captured = json::parse(ctx.before_json);
+  json lost = {{"previous", captured["previous"]},
+               {"fence",
+                {{"name", "_fence4.lab.test."},
+                 {"was", captured["fence"]["values"]},
+                 {"now", "icewarden epoch=1 by=fo-5/point-writers"}}}};
+  auto undo = update_->Compensate(params, lost, ctx);
+  ASSERT_EQ(undo.outcome, Outcome::kSucceeded) << undo.reason;
+  EXPECT_THAT(undo.reason, HasSubstr("nothing to restore: the fenced UPDATE never landed"));
+  EXPECT_THAT(Values("fenced4.lab.test.", DnsType::kCNAME), ElementsAre("catalog-a.lab.test."));
+  EXPECT_THAT(Values("_fence4.lab.test.", DnsType::kTXT), IsEmpty());
+
+  lost["fence"].erase("now");  // a detail that cannot say what the run wrote
+  auto malformed = update_->Compensate(params, lost, ctx);
+  EXPECT_EQ(malformed.outcome, Outcome::kFailed);
+  EXPECT_THAT(malformed.reason, HasSubstr("the run's detail has no fence values"));
+  EXPECT_THAT(Values("_fence4.lab.test.", DnsType::kTXT), IsEmpty());
+}
+
+TEST_F(DnsRfc2136Test, AFenceRecordThatIsNotOursIsStillHeldExactlyAndRaisedFromOne) {
+  // Someone else's TXT at the fence name, with an epoch that cannot be raised: the change
+  // still requires exactly that value, and starts the count again.
+  const json params = FencedCname("fenced5", "catalog-b.lab.test.", "_fence5");
+  const json theirs = Update(json::array(
+      {{{"name", "_fence5"}, {"type", "TXT"}, {"value", "epoch=18446744073709551615 by=them"}}}));
+  ASSERT_EQ(Run(update_, theirs).outcome, Outcome::kSucceeded);
+  auto r = update_->Run(params, Captured(params, "fo-6"));
+  ASSERT_EQ(r.outcome, Outcome::kSucceeded) << r.reason;
+  EXPECT_THAT(Values("_fence5.lab.test.", DnsType::kTXT),
+              ElementsAre("icewarden epoch=1 by=fo-6/point-writers"));
 }
 
 TEST_F(DnsRfc2136Test, AnUpdateLargerThan512BytesGoesOverTcp) {
