@@ -322,8 +322,8 @@ void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string&
       .Bind(5, row.epoch_claim)
       .Bind(6, row.main_snapshot_id)
       .Step();
-  // Bounded: a replicator that fell this far behind reads every head instead.
-  constexpr std::size_t kChangesKept = 1 << 18;
+  // Bounded: a reader that fell this far behind reads every head instead.
+  constexpr std::size_t kChangesKept = 1 << 16;
   if (changes_.size() >= kChangesKept) {
     changes_base_ += changes_.size();
     changes_.clear();
@@ -340,8 +340,11 @@ std::optional<std::vector<TableIdent>> CatalogStore::ChangedSince(uint64_t* curs
   std::lock_guard lock(mutex_);
   const uint64_t end = changes_base_ + changes_.size();
   if (*cursor < changes_base_ || *cursor > end) return std::nullopt;
-  std::vector<TableIdent> changed(
-      changes_.begin() + static_cast<std::ptrdiff_t>(*cursor - changes_base_), changes_.end());
+  // What came before `*cursor` is read: the one reader never asks for it again.
+  changes_.erase(changes_.begin(),
+                 changes_.begin() + static_cast<std::ptrdiff_t>(*cursor - changes_base_));
+  changes_base_ = *cursor;
+  std::vector<TableIdent> changed(changes_.begin(), changes_.end());
   *cursor = end;
   return changed;
 }

@@ -116,6 +116,8 @@ class CatalogStore {
   // every pass. ChangeCursor is the position after the last change; ChangedSince gives the
   // tables changed from `*cursor` on (a table may repeat) and moves `*cursor` to the end, or
   // nullopt when those changes are no longer kept (the log is bounded): then read every head.
+  // One reader (the replicator): the changes before `*cursor` are dropped, so the log holds
+  // what changed since its last pass but one.
   uint64_t ChangeCursor();
   std::optional<std::vector<TableIdent>> ChangedSince(uint64_t* cursor);
 

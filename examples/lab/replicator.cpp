@@ -137,43 +137,37 @@ std::optional<int64_t> Replicator::Replicate(const TableIdent& table,
   return again;
 }
 
+std::optional<std::set<TableIdent>> Replicator::TablesToLookAt(int64_t now) {
+  std::set<TableIdent> look;
+  for (auto* region : regions_) {
+    uint64_t from = cursors_[region->name];
+    auto changed = region->store->ChangedSince(&from);
+    if (!changed) return std::nullopt;
+    look.insert(changed->begin(), changed->end());
+  }
+  for (const auto& [table, visible_at] : waiting_)
+    if (visible_at <= now) look.insert(table);
+  return look;
+}
+
 void Replicator::RunOnce() {
   std::lock_guard pass(pass_mutex_);
   if (paused_) return;
   const int64_t now = now_ms_();
   const int64_t visible_ms = now - lag_ms_;
   PassStart start;
-  std::map<TableIdent, std::map<std::string, TableHead>> heads;
-  bool all = MustReadAll(&start);
+  const bool all = MustReadAll(&start);
   last_pass_ok_ = false;  // until this pass is through: one that throws reads all next time
-  if (!all) {
-    std::set<TableIdent> look;
-    for (auto* region : regions_) {
-      uint64_t from = cursors_[region->name];
-      auto changed = region->store->ChangedSince(&from);
-      if (!changed) {
-        all = true;
-        break;
-      }
-      look.insert(changed->begin(), changed->end());
+  std::optional<std::set<TableIdent>> look;
+  if (!all) look = TablesToLookAt(now);
+  std::map<TableIdent, std::map<std::string, TableHead>> heads;
+  if (look) {
+    for (const auto& table : *look) {
+      waiting_.erase(table);  // looked at now: waits again only if Replicate says so
+      for (auto* region : regions_)
+        if (auto head = region->store->Head(table)) heads[table][region->name] = std::move(*head);
     }
-    for (auto it = waiting_.begin(); !all && it != waiting_.end();) {
-      if (it->second > now) {
-        ++it;
-        continue;
-      }
-      look.insert(it->first);
-      it = waiting_.erase(it);
-    }
-    if (!all) {
-      for (const auto& table : look) {
-        waiting_.erase(table);
-        for (auto* region : regions_)
-          if (auto head = region->store->Head(table)) heads[table][region->name] = std::move(*head);
-      }
-    }
-  }
-  if (all) {
+  } else {
     waiting_.clear();
     heads = CollectHeads();
   }

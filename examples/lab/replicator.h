@@ -6,7 +6,6 @@
 // overwritten here (a rewind, see rewind.h, re-seeds it on request). Stopped regions are skipped as
 // sources and as targets, and catch up on restart.
 //
-//
 // A pass reads every head only when it must (the first pass, a region stopped or started, a
 // change of the ownership rules or of the lag, a resume, a pass that failed, the change log
 // outrun); otherwise it looks only at the tables whose head changed in any region since the
@@ -22,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -75,6 +75,9 @@ class Replicator {
   };
   // Whether this pass must read every head.
   bool MustReadAll(PassStart* start);
+  // The tables changed in any region since the last pass, and those waiting whose commit is
+  // visible at `now`; nullopt when a region's change log no longer reaches back that far.
+  std::optional<std::set<TableIdent>> TablesToLookAt(int64_t now);
   // Replicates one table from its owner to every replica that is up; returns when it should
   // be looked at again without a change of its own (ms since the epoch), or nullopt.
   std::optional<int64_t> Replicate(const TableIdent& table,
