@@ -102,7 +102,7 @@ class DrillStore {
   virtual Result<std::vector<DrillNote>> ListDrillNotes(const std::string& run_id) = 0;
 };
 
-// The drill record of `store` when it keeps one (the SQLite store does), else nullptr.
+// The drill record of `store` when it keeps one (the SQLite and etcd stores do), else nullptr.
 DrillStore* DrillStoreOf(StateStore& store);
 
 }  // namespace icewarden

@@ -101,7 +101,7 @@ std::optional<DrillPhase> ParseDrillPhase(const std::string& s) {
   return std::nullopt;
 }
 
-DrillStore* DrillStoreOf(StateStore& store) { return dynamic_cast<SqliteStore*>(&store); }
+DrillStore* DrillStoreOf(StateStore& store) { return dynamic_cast<DrillStore*>(&store); }
 
 Status SqliteStore::CreateDrillRun(const DrillRun& run, const AuditEvent& why) {
   std::lock_guard lock(mu_);

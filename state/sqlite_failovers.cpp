@@ -148,12 +148,7 @@ Result<std::vector<Failover>> SqliteStore::ListActiveFailovers() {
 
 Status SqliteStore::PutStep(const StepRecord& step) {
   std::lock_guard lock(mu_);
-  if (step.failover_id.empty() || step.step_id.empty())
-    return Status::InvalidArgument("a step record needs a failover id and a step id");
-  if (!IsValidJson(JsonOrEmptyObject(step.result_json))) {
-    return Status::InvalidArgument("the result of step " + step.IdempotencyKey() +
-                                   " is not valid JSON");
-  }
+  if (Status s = ValidateStep(step); !s.ok()) return s;
   Result<SqliteStatement*> exists =
       Statement("SELECT 1 FROM failovers WHERE id = ?1", "looking up a step's failover");
   if (!exists.ok()) return exists.status();

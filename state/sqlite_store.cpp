@@ -9,12 +9,6 @@
 
 namespace icewarden {
 
-Status ValidateAudit(const AuditEvent& why) {
-  if (!IsValidJson(JsonOrEmptyObject(why.detail_json)))
-    return Status::InvalidArgument("audit detail for '" + why.action + "' is not valid JSON");
-  return Status::Ok();
-}
-
 Result<SqliteStatement*> SqliteStore::Statement(const std::string& sql, std::string_view what) {
   auto it = statements_.find(sql);
   if (it != statements_.end()) return &it->second;
@@ -207,22 +201,10 @@ Status SqliteStore::CompareAndSetOwnership(std::span<const OwnershipChange> chan
   if (changes.empty()) return Status::Ok();
   if (Status s = ValidateAudit(why); !s.ok()) return s;
 
+  if (Status s = ValidateOwnershipChanges(changes); !s.ok()) return s;
   std::vector<std::string> namespace_keys;
   namespace_keys.reserve(changes.size());
-  std::unordered_set<std::string> seen;  // length-prefixed namespace key + name: unambiguous
-  seen.reserve(changes.size());
-  for (const OwnershipChange& c : changes) {
-    if (c.table.name.empty() || c.new_owner.empty() || c.expected_epoch < 0) {
-      return Status::InvalidArgument("ownership change for '" + c.table.ToString() +
-                                     "' needs a table name, a new owner and an epoch >= 0");
-    }
-    std::string key = c.table.NamespaceKey();
-    if (!seen.insert(std::to_string(key.size()) + ":" + key + c.table.name).second) {
-      return Status::InvalidArgument("table " + c.table.ToString() +
-                                     " appears more than once in one ownership batch");
-    }
-    namespace_keys.push_back(std::move(key));
-  }
+  for (const OwnershipChange& c : changes) namespace_keys.push_back(c.table.NamespaceKey());
 
   Result<SqliteStatement*> claim = Statement(
       "INSERT INTO ownership (namespace_key, name, owner, epoch, updated_at, failover_id)"

@@ -16,6 +16,7 @@
 #include "state/drill_store.h"
 #include "state/sqlite_db.h"
 #include "state/state_store.h"
+#include "state/store_checks.h"
 
 namespace icewarden {
 
@@ -44,9 +45,6 @@ class ResetOnExit {
 inline std::int64_t SqlLimit(std::size_t limit) {
   return limit == 0 ? -1 : static_cast<std::int64_t>(limit);
 }
-
-// kInvalidArgument when the event cannot be stored as given (detail_json is not JSON).
-Status ValidateAudit(const AuditEvent& why);
 
 class SqliteStore final : public StateStore, public DrillStore {
  public:

@@ -34,18 +34,33 @@ inline int FreePort() {
 // One etcd member with its data in a fresh directory.
 class EtcdMember {
  public:
-  EtcdMember() {
+  // `extra`: more flags for etcd, e.g. {"--max-txn-ops", "1024"}.
+  explicit EtcdMember(std::vector<std::string> extra = {}) {
     dir_ = std::filesystem::temp_directory_path() /
            ("icewarden-etcd-" + std::to_string(::getpid()) + "-" + std::to_string(FreePort()));
     std::filesystem::create_directories(dir_);
     const std::string client = "http://127.0.0.1:" + std::to_string(FreePort());
     const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
     url_ = client;
-    process_ = std::make_unique<Subprocess>(std::vector<std::string>{
-        "/usr/bin/etcd", "--name", "m1", "--data-dir", (dir_ / "data").string(),
-        "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls",
-        peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "m1=" + peer,
-        "--log-level", "error"});
+    std::vector<std::string> argv{"/usr/bin/etcd",
+                                  "--name",
+                                  "m1",
+                                  "--data-dir",
+                                  (dir_ / "data").string(),
+                                  "--listen-client-urls",
+                                  client,
+                                  "--advertise-client-urls",
+                                  client,
+                                  "--listen-peer-urls",
+                                  peer,
+                                  "--initial-advertise-peer-urls",
+                                  peer,
+                                  "--initial-cluster",
+                                  "m1=" + peer,
+                                  "--log-level",
+                                  "error"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<Subprocess>(std::move(argv));
   }
   ~EtcdMember() {
     process_.reset();  // SIGKILL and reap

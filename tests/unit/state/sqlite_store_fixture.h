@@ -1,6 +1,7 @@
-// Shared by the SQLite StateStore contract tests: a fixture with a fresh database file per
-// test, builders for records, and a raw sqlite3 connection for checking that the schema
-// itself holds the invariants (what a person with the sqlite3 shell could do).
+// Shared by the SQLite store's own tests (the contract both backends keep is tested in
+// tests/etcd/store_contract_*): a fixture with a fresh database file per test, and a raw
+// sqlite3 connection for checking that the schema itself holds the invariants (what a person
+// with the sqlite3 shell could do).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,68 +12,10 @@
 
 #include "state/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/store_builders.h"
 #include "tests/fakes/test_paths.h"
 
 namespace icewarden::testing {
-
-inline TableIdent T(std::string_view dotted) { return *TableIdent::Parse(dotted); }
-
-inline AuditEvent Why(std::string action, std::string target) {
-  AuditEvent e;
-  e.actor = "alice";
-  e.source = "cli";
-  e.action = std::move(action);
-  e.target = std::move(target);
-  e.reason = "test";
-  return e;
-}
-
-inline OwnershipChange Change(std::string_view table, Epoch expected, std::string owner,
-                              std::string failover_id = "") {
-  return OwnershipChange{T(table), expected, std::move(owner), std::move(failover_id)};
-}
-
-// Builders instead of designated initializers: GCC 12's -Wmissing-field-initializers warns on
-// designated initializers that leave members without default member initializers.
-inline Region NamedRegion(std::string name, std::string reason = "") {
-  Region r;
-  r.name = std::move(name);
-  r.reason = std::move(reason);
-  return r;
-}
-
-inline StepRecord Step(std::string failover_id, std::string step_id) {
-  StepRecord s;
-  s.failover_id = std::move(failover_id);
-  s.step_id = std::move(step_id);
-  return s;
-}
-
-inline AuditQuery AuditQueryAll() {
-  AuditQuery q;
-  q.limit = 0;
-  return q;
-}
-
-inline OwnershipQuery AllOwnership() {
-  OwnershipQuery q;
-  q.limit = 0;
-  return q;
-}
-
-inline Failover SampleFailover(std::string id) {
-  Failover f;
-  f.id = std::move(id);
-  f.kind = FailoverKind::kSwitchover;
-  f.scope = "namespace:eu.*";
-  f.from = "us-east-1";
-  f.to = "eu-west-1";
-  f.runbook = "switchover.yaml";
-  f.proposed_by = "bob";
-  f.reason = "maintenance window";
-  f.created_at = 1000;
-  return f;
-}
 
 // Runs SQL on its own connection, as a person with the sqlite3 shell would. Returns the
 // SQLite result code; `error` gets the message.
@@ -121,17 +64,8 @@ class SqliteStoreTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
   }
-  Ownership MustGet(std::string_view table) {
-    Result<std::optional<Ownership>> o = store_->GetOwnership(T(table));
-    EXPECT_TRUE(o.ok()) << o.status().ToString();
-    EXPECT_TRUE(o.ok() && o->has_value()) << table << " has no owner";
-    return o.ok() && o->has_value() ? **o : Ownership{};
-  }
-  std::vector<AuditEvent> AllAudit() {
-    Result<std::vector<AuditEvent>> events = store_->ListAudit(AuditQueryAll());
-    EXPECT_TRUE(events.ok()) << events.status().ToString();
-    return events.ok() ? *events : std::vector<AuditEvent>{};
-  }
+  Ownership MustGet(std::string_view table) { return MustGetOwnership(*store_, table); }
+  std::vector<AuditEvent> AllAudit() { return WholeAudit(*store_); }
 
   std::shared_ptr<FakeClock> clock_ = std::make_shared<FakeClock>();
   std::string dir_;
