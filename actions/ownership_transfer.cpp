@@ -259,7 +259,7 @@ std::string TransferReport::ToJson(const TransferSpec& spec) const {
   return DumpJson(j);
 }
 
-TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
+TransferReport TransferOwnership(const TransferSpec& requested, const ActionEnv& env,
                                  const ActionContext& ctx) {
   TransferReport report;
   if (env.store == nullptr) {
@@ -267,6 +267,10 @@ TransferReport TransferOwnership(const TransferSpec& spec, const ActionEnv& env,
     return report;
   }
   StateStore& store = *env.store;
+  // A store that bounds its transactions (etcd's --max-txn-ops) gets batches it can take.
+  TransferSpec spec = requested;
+  if (const std::size_t most = store.MaxOwnershipBatch(); most != 0 && spec.batch_size > most)
+    spec.batch_size = most;
   auto transfer = std::make_shared<Transfer>(spec, report);
   CatalogSession session(env);  // after `transfer`: dropped callbacks never outlive it
   transfer->session = &session;

@@ -16,6 +16,7 @@
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/catalog_watch.h"
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/cluster/state_backend.h"
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/dashboard/dashboard.h"
@@ -31,7 +32,6 @@
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
 #include "state/drill_store.h"
-#include "state/sqlite_store.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -131,6 +131,7 @@ int CmdServe(const ServeOptions& options) {
   for (const auto& line : InsecureTlsWarnings(config)) spdlog::warn("{}", line);
   if (!options.listen.empty()) config.api.listen = options.listen;
   if (!options.state_path.empty()) config.state.path = options.state_path;
+  if (!options.replica.empty()) config.state.etcd.replica = options.replica;
 
   auto http = HttpServerOptionsFor(config.api);
   if (!http.ok()) {
@@ -151,13 +152,23 @@ int CmdServe(const ServeOptions& options) {
     routes = LoadRoutes(config, kinds);
     if (!LoadAlertRoutes(config, kinds) || !routes) return kExitUsage;
   }
-  std::filesystem::path state_path = config.state.path;
-  if (state_path.has_parent_path()) std::filesystem::create_directories(state_path.parent_path());
-  auto store = OpenSqliteStore(SqliteStoreOptions{config.state.path}, clock);
-  if (!store.ok()) {
-    spdlog::error("cannot open state store {}: {}", config.state.path, store.status().ToString());
+  // With the etcd backend this stands by until this replica leads. A term that ends stops
+  // the process at once (Patroni's rule): nothing may act past the lease, and the journal lets
+  // the next leader resume what was in flight.
+  auto state = OpenServeState(config, *http, clock, [](const std::string& why) {
+    spdlog::critical("leader: {}; stopping every action now, the next leader resumes them", why);
+    spdlog::default_logger()->flush();
+    std::_Exit(kExitFailed);
+  });
+  if (!state.ok()) {
+    spdlog::error("cannot open the state store: {}", state.status().ToString());
     return kExitFailed;
   }
+  if (!state->has_value()) {
+    spdlog::info("stopped: signal received while standing by");
+    return kExitOk;
+  }
+  std::unique_ptr<StateStore>* store = &(*state)->store;
 
   Orchestrator orchestrator(config, **store, clock);
   auto started = orchestrator.Start();
@@ -321,8 +332,8 @@ int CmdServe(const ServeOptions& options) {
   readiness.Start();
   ready = true;
   // The one line on stdout: tests and scripts read the bound port from it.
-  std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " (state "
-            << config.state.path << ")" << std::endl;
+  std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " ("
+            << (*state)->description << ")" << std::endl;
   server.Run();
   ready = false;
   drill_scheduler.Stop();
@@ -332,6 +343,7 @@ int CmdServe(const ServeOptions& options) {
   runner.Stop();
   split_brain.Stop();
   (*watch)->Stop();
+  if ((*state)->leadership) (*state)->leadership->Resign();
   spdlog::info("stopped: signal received, in-flight requests and steps finished");
   return kExitOk;
 }

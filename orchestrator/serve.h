@@ -9,6 +9,7 @@ struct ServeOptions {
   std::string config_path;
   std::string listen;      // overrides api.listen when set
   std::string state_path;  // overrides state.path when set
+  std::string replica;     // overrides state.etcd.replica when set
   // Serve the dashboard's files from this directory, read at every request (development:
   // a change shows on reload), instead of the copies compiled in.
   std::string dashboard_dir;

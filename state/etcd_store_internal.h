@@ -61,6 +61,9 @@ class EtcdStore final : public StateStore, public DrillStore {
   Status AddDrillNote(const DrillNote& note, const AuditEvent& why) override;
   Result<std::vector<DrillNote>> ListDrillNotes(const std::string& run_id) override;
 
+  // Two of a txn's operations are the audit event and its counter.
+  std::size_t MaxOwnershipBatch() const override { return options_.max_txn_ops - 2; }
+
   // Reads the audit counter (and so checks that etcd answers).
   Status Start();
 

@@ -21,6 +21,7 @@
 // between threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -112,6 +113,11 @@ class StateStore {
   // delivery when both are empty.
   virtual Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
                                                                      const std::string& alert) = 0;
+
+  // ---- Limits ----
+  // The most changes one CompareAndSetOwnership batch may hold; 0: no limit. (etcd bounds the
+  // operations of one txn; callers that move many tables size their batches by this.)
+  virtual std::size_t MaxOwnershipBatch() const { return 0; }
 };
 
 }  // namespace icewarden

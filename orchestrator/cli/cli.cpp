@@ -62,6 +62,9 @@ int RunCli(int argc, char** argv) {
   serve_cmd->add_option("--listen", serve.listen,
                         "HOST:PORT to serve the API on (overrides api.listen)");
   serve_cmd->add_option("--state", serve.state_path, "SQLite state file (overrides state.path)");
+  serve_cmd->add_option("--replica", serve.replica,
+                        "this replica's name with state.backend etcd (overrides "
+                        "state.etcd.replica; default: the host name)");
   serve_cmd
       ->add_option("--dashboard-dir", serve.dashboard_dir,
                    "serve the dashboard's files from this directory, read on every request so "

@@ -6,33 +6,60 @@
 #include <httplib.h>
 
 #include <iostream>
+#include <optional>
+#include <tuple>
 
 #include "orchestrator/cli/cli.h"
 
 namespace icewarden {
 
+namespace {
+
+// "http://HOST:PORT/rest" split into the server and the path; nullopt for anything else.
+std::optional<std::pair<std::string, std::string>> SplitLocation(const std::string& url) {
+  if (url.rfind("http://", 0) != 0) return std::nullopt;
+  const std::size_t slash = url.find('/', 7);
+  if (slash == std::string::npos) return std::nullopt;
+  return std::pair{url.substr(0, slash), url.substr(slash)};
+}
+
+}  // namespace
+
 ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::string& path,
                   const std::string& body, bool quiet) {
   ApiAnswer a;
-  httplib::Client client(o.server);
-  if (!client.is_valid()) {
-    std::cerr << "icewarden: --server " << o.server
-              << " is not a valid URL (expected http://HOST:PORT)\n";
-    a.exit_code = kExitUsage;
-    return a;
-  }
-  client.set_connection_timeout(o.timeout_seconds, 0);
-  client.set_read_timeout(o.timeout_seconds, 0);
-  httplib::Headers headers;
-  if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
-  httplib::Result res = method == "POST" ? client.Post(path, headers, body, "application/json")
-                                         : client.Get(path, headers);
-  if (!res) {
-    std::cerr << "icewarden: cannot reach " << o.server << path << ": "
-              << httplib::to_string(res.error())
-              << " (is `icewarden serve` running? set --server or ICEWARDEN_SERVER)\n";
-    a.exit_code = kExitFailed;
-    return a;
+  std::string server = o.server;
+  std::string target = path;
+  httplib::Result res{nullptr, httplib::Error::Unknown};
+  // A standby replica of an etcd-backed deployment answers 307 with the leader's address;
+  // the request goes there as it was, token included (both are this deployment's replicas).
+  for (int hop = 0;; ++hop) {
+    httplib::Client client(server);
+    if (!client.is_valid()) {
+      std::cerr << "icewarden: --server " << server
+                << " is not a valid URL (expected http://HOST:PORT)\n";
+      a.exit_code = kExitUsage;
+      return a;
+    }
+    client.set_connection_timeout(o.timeout_seconds, 0);
+    client.set_read_timeout(o.timeout_seconds, 0);
+    httplib::Headers headers;
+    if (!o.token.empty()) headers.emplace("Authorization", "Bearer " + o.token);
+    res = method == "POST" ? client.Post(target, headers, body, "application/json")
+                           : client.Get(target, headers);
+    if (!res) {
+      std::cerr << "icewarden: cannot reach " << server << target << ": "
+                << httplib::to_string(res.error())
+                << " (is `icewarden serve` running? set --server or ICEWARDEN_SERVER)\n";
+      a.exit_code = kExitFailed;
+      return a;
+    }
+    if ((res->status != 307 && res->status != 308) || hop == 3) break;
+    auto next = SplitLocation(res->get_header_value("Location"));
+    if (!next) break;
+    if (!quiet)
+      std::cerr << "icewarden: " << server << " is a standby; asking " << next->first << '\n';
+    std::tie(server, target) = *next;
   }
   a.status = res->status;
   a.body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);

@@ -230,9 +230,24 @@ struct DrillConfig {
   int line = 0, column = 0;
 };
 
+// state.backend: etcd (issue 12): several replicas share one record in etcd, and one of them,
+// the holder of the leader key, acts.
+struct EtcdStateConfig {
+  std::vector<std::string> endpoints;           // "http://HOST:PORT", tried in order
+  std::string prefix = "/icewarden/";           // every key of this deployment starts with it
+  int max_txn_ops = 128;                        // the cluster's --max-txn-ops
+  std::chrono::milliseconds timeout{2000};      // per etcd request
+  std::chrono::milliseconds leader_ttl{10000};  // the leader key's lease
+  // This replica's name (unique among the replicas) and the API address the others send
+  // clients to while it leads. Defaults: the host name and http://<api.listen>.
+  std::string replica;
+  std::string advertise;
+};
+
 struct StateConfig {
   std::string backend = "sqlite";
   std::string path = "icewarden.db";  // relative to the config file's folder
+  EtcdStateConfig etcd;
 };
 
 struct Config {

@@ -105,22 +105,61 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
   return api;
 }
 
+EtcdStateConfig ReadEtcdState(const YamlValue& value) {
+  using namespace std::chrono_literals;
+  EtcdStateConfig etcd;
+  auto map = value.Map(
+      {"endpoints", "prefix", "max_txn_ops", "timeout", "leader_ttl", "replica", "advertise"});
+  if (!map) return etcd;
+  if (auto v = map->Require("endpoints")) {
+    if (auto items = v->List()) {
+      for (const YamlValue& item : *items) {
+        auto url = item.String();
+        if (!url) continue;
+        if (url->rfind("https://", 0) == 0) {
+          item.Error("TLS to etcd is not supported yet; use http:// on a private network");
+        } else if (url->rfind("http://", 0) != 0 || url->find(':', 7) == std::string::npos) {
+          item.Error("expected http://HOST:PORT, got " + item.Describe());
+        }
+        etcd.endpoints.push_back(*url);
+      }
+      if (items->empty()) v->Error("must list at least one etcd endpoint");
+    }
+  }
+  if (map->Read("prefix", &etcd.prefix) && (etcd.prefix.empty() || etcd.prefix.back() != '/'))
+    map->Get("prefix")->Error("must end with '/', e.g. '/icewarden/'");
+  ReadWithin(*map, "max_txn_ops", &etcd.max_txn_ops, 8, 100000);
+  ReadWithin(*map, "timeout", &etcd.timeout, 100ms, 1min);
+  // Whole seconds: etcd leases are granted in seconds.
+  if (ReadWithin(*map, "leader_ttl", &etcd.leader_ttl, 2s, 5min) &&
+      etcd.leader_ttl.count() % 1000 != 0)
+    map->Get("leader_ttl")->Error("must be whole seconds (etcd grants leases in seconds)");
+  if (map->Read("replica", &etcd.replica) && etcd.replica.empty())
+    map->Get("replica")->Error("must not be empty");
+  if (map->Read("advertise", &etcd.advertise) && etcd.advertise.rfind("http", 0) != 0)
+    map->Get("advertise")->Error("expected the URL clients reach this replica's API at");
+  return etcd;
+}
+
 StateConfig ReadState(const YamlValue& value) {
   StateConfig state;
-  auto map = value.Map({"backend", "path"});
+  auto map = value.Map({"backend", "path", "etcd"});
   if (!map) return state;
   if (auto v = map->Get("backend")) {
-    if (auto s = v->String()) {
-      if (*s == "etcd") {
-        v->Error("'etcd' is not supported yet; use 'sqlite'");
-      } else if (*s != "sqlite") {
-        v->Error("expected 'sqlite' (the only backend for now), got " + v->Describe());
-      }
-      state.backend = *s;
-    }
+    if (auto s = v->OneOf({"sqlite", "etcd"})) state.backend = *s;
   }
   if (map->Read("path", &state.path) && state.path.empty()) {
     map->Get("path")->Error("must not be empty");
+  }
+  auto etcd = map->Get("etcd");
+  if (state.backend == "etcd") {
+    if (!etcd) {
+      map->Get("backend")->Error("the etcd backend needs a state.etcd section with endpoints");
+    } else {
+      state.etcd = ReadEtcdState(*etcd);
+    }
+  } else if (etcd) {
+    etcd->Error("is read only with state.backend: etcd");
   }
   return state;
 }

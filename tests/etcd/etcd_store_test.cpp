@@ -3,6 +3,10 @@
 // is refused before anything is sent; a value it cannot read names its key.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "actions/action.h"
+#include "actions/catalog_checks.h"
 #include "state/etcd_leader.h"
 #include "state/etcd_store.h"
 #include "tests/etcd/etcd_member.h"
@@ -86,6 +90,40 @@ TEST_F(EtcdStoreTest, ABatchOverTheTxnLimitIsRefusedBeforeAnythingIsSent) {
   EXPECT_TRUE(rows->empty());
   batch.resize(14);  // 14 rows + the audit event and its counter
   EXPECT_TRUE(store->CompareAndSetOwnership(batch, Why("ownership.set", "s")).ok());
+}
+
+// ownership.transfer's default batch (500) is over etcd's default txn limit: the transfer sizes
+// its batches by the store, so a failover on etcd moves every table, in more transactions.
+TEST_F(EtcdStoreTest, OwnershipTransferSizesItsBatchesByTheStoresLimit) {
+  EtcdStoreOptions small;
+  small.max_txn_ops = 16;
+  std::unique_ptr<StateStore> store = Open(small);
+  ASSERT_NE(store, nullptr);
+  std::vector<OwnershipChange> claim;
+  for (int i = 0; i < 40; ++i) claim.push_back(Change("eu.t" + std::to_string(i), 0, "eu"));
+  for (std::size_t i = 0; i < claim.size(); i += 10) {
+    std::span<const OwnershipChange> part(claim.data() + i, 10);
+    ASSERT_TRUE(store->CompareAndSetOwnership(part, Why("ownership.set", "eu")).ok());
+  }
+  ActionEnv env;
+  env.clock = clock_;
+  env.store = store.get();
+  ActionContext ctx;
+  ctx.failover_id = "fo-1";
+  ctx.step_id = "move";
+  ctx.from = "eu";
+  ctx.to = "us";
+  ctx.scope = "namespace:eu";
+  ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto result = MakeOwnershipTransferAction(env)->Run(
+      nlohmann::json{{"write_catalog_properties", false}}, ctx);
+  ASSERT_TRUE(result.ok()) << result.reason;
+  auto detail = nlohmann::json::parse(result.detail_json);
+  EXPECT_EQ(detail["moved"], 40);
+  EXPECT_EQ(detail["batches"], 3) << "14 rows per txn: 14 + 14 + 12";
+  auto counts = store->CountOwnershipByOwner();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (std::vector<std::pair<std::string, std::int64_t>>{{"us", 40}}));
 }
 
 TEST_F(EtcdStoreTest, AValueItCannotReadNamesItsKey) {

@@ -137,14 +137,47 @@ TEST(ConfigErrorsTest, ListenMustBeHostColonPort) {
   EXPECT_THAT(ErrorsOf(std::string("api: {listen: \"[::1]:0\"}\n") + tail), ::testing::IsEmpty());
 }
 
-TEST(ConfigErrorsTest, StateBackendEtcdIsNotSupportedYet) {
-  EXPECT_THAT(ErrorsOf(Yaml(R"(
-state:
-  backend: etcd
-regions: [{name: a, catalog_uri: "http://a:1"}]
+TEST(ConfigErrorsTest, StateBackendEtcdNeedsItsSectionAndReadsIt) {
+  const std::string tail = R"(regions: [{name: a, catalog_uri: "http://a:1"}]
 ownership: {default_owner: a}
-)")),
-              ElementsAre("c.yaml:2:12: state.backend: 'etcd' is not supported yet; use 'sqlite'"));
+)";
+  EXPECT_THAT(ErrorsOf("state:\n  backend: etcd\n" + tail),
+              ElementsAre("c.yaml:2:12: state.backend: the etcd backend needs a state.etcd "
+                          "section with endpoints"));
+  EXPECT_THAT(ErrorsOf("state:\n  backend: sqlite\n  etcd: {endpoints: []}\n" + tail),
+              ElementsAre("c.yaml:3:9: state.etcd: is read only with state.backend: etcd"));
+  EXPECT_THAT(ErrorsOf(R"(state:
+  backend: etcd
+  etcd:
+    endpoints: ["https://127.0.0.1:2379", "127.0.0.1:2379"]
+    prefix: /icewarden
+    leader_ttl: 2500ms
+    max_txn_ops: 4
+)" + tail),
+              ElementsAre("c.yaml:4:17: state.etcd.endpoints[0]: TLS to etcd is not supported "
+                          "yet; use http:// on a private network",
+                          "c.yaml:4:43: state.etcd.endpoints[1]: expected http://HOST:PORT, got "
+                          "'127.0.0.1:2379'",
+                          "c.yaml:5:13: state.etcd.prefix: must end with '/', e.g. '/icewarden/'",
+                          "c.yaml:6:17: state.etcd.leader_ttl: must be whole seconds (etcd grants "
+                          "leases in seconds)",
+                          "c.yaml:7:18: state.etcd.max_txn_ops: must be from 8 to 100000, got 4"));
+  ConfigLoad ok = ParseConfig(R"(state:
+  backend: etcd
+  etcd:
+    endpoints: [http://127.0.0.1:2379, http://127.0.0.1:22379]
+    max_txn_ops: 1024
+    leader_ttl: 5s
+    replica: icewarden-a
+)" + tail,
+                              "c.yaml", EnvOf({}));
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().ToString();
+  EXPECT_EQ(ok.config->state.backend, "etcd");
+  EXPECT_EQ(ok.config->state.etcd.endpoints.size(), 2u);
+  EXPECT_EQ(ok.config->state.etcd.max_txn_ops, 1024);
+  EXPECT_EQ(ok.config->state.etcd.leader_ttl, std::chrono::seconds(5));
+  EXPECT_EQ(ok.config->state.etcd.replica, "icewarden-a");
+  EXPECT_EQ(ok.config->state.etcd.prefix, "/icewarden/");
 }
 
 TEST(ConfigErrorsTest, RegionNamesMustBeUniqueAndWellFormed) {

@@ -153,8 +153,8 @@ ownership: {default_owner: a}
 }
 
 TEST(ConfigSecretsTest, EveryExampleValidatesWithoutItsSecrets) {
-  for (const char* name :
-       {"local.yaml", "single-writer.yaml", "partitioned.yaml", "primary-secondary.yaml"}) {
+  for (const char* name : {"local.yaml", "single-writer.yaml", "partitioned.yaml",
+                           "primary-secondary.yaml", "ha/icewarden.yaml"}) {
     const std::string path = testing::SourceDir() + "/examples/" + name;
     ConfigLoad load = LoadConfig(path, EnvOf({}), SecretCheck::kWarnIfMissing);
     EXPECT_THAT(Strings(load.errors), IsEmpty()) << path;

@@ -1,0 +1,93 @@
+#include "orchestrator/cluster/state_backend.h"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "orchestrator/api/http_server.h"
+#include "orchestrator/cluster/standby.h"
+#include "orchestrator/config/config.h"
+#include "state/etcd_store.h"
+#include "state/sqlite_store.h"
+
+namespace icewarden {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "icewarden";
+  return name;
+}
+
+// Serves the standby answers until Campaign wins (true) or a signal stops the server (false).
+// A replica that wins at once never stands by.
+bool StandBy(const HttpServerOptions& http, Leadership& leadership, const std::string& about) {
+  if (leadership.TryLead()) return true;
+  HttpServer server(http, StandbyHandler(leadership));
+  if (Status s = server.Listen(); !s.ok()) {
+    spdlog::error("standby: cannot listen on {}:{}: {}", http.host, http.port, s.ToString());
+    return false;
+  }
+  std::cout << "icewarden: standby http://" << http.host << ":" << server.port() << " (" << about
+            << ")" << std::endl;
+  std::atomic<bool> stopped{false};
+  std::thread serving([&] {
+    server.Run();
+    stopped = true;
+  });
+  const bool leads = leadership.Campaign(stopped);
+  server.Stop();
+  serving.join();
+  return leads;
+}
+
+}  // namespace
+
+Result<std::optional<ServeState>> OpenServeState(
+    const Config& config, const HttpServerOptions& http, std::shared_ptr<Clock> clock,
+    std::function<void(const std::string& why)> on_lost) {
+  ServeState state;
+  if (config.state.backend != "etcd") {
+    std::filesystem::path path = config.state.path;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    auto store = OpenSqliteStore(SqliteStoreOptions{config.state.path}, clock);
+    if (!store.ok())
+      return store.status().WithMessage("state store " + config.state.path + ": " +
+                                        store.status().message());
+    state.store = std::move(store).value();
+    state.description = "state " + config.state.path;
+    return std::optional<ServeState>(std::move(state));
+  }
+
+  const EtcdStateConfig& e = config.state.etcd;
+  auto etcd = std::make_shared<EtcdClient>(EtcdClientOptions{e.endpoints, e.timeout});
+  LeadershipOptions lo;
+  lo.key = e.prefix + "leader";
+  lo.replica = e.replica.empty() ? HostName() : e.replica;
+  lo.api = e.advertise.empty() ? "http://" + config.api.listen : e.advertise;
+  lo.ttl = std::chrono::duration_cast<std::chrono::seconds>(e.leader_ttl);
+  lo.log = [](const std::string& line) { spdlog::info("{}", line); };
+  state.leadership = std::make_unique<Leadership>(etcd, lo);
+  std::string endpoints;
+  for (const std::string& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
+  const std::string about = "state etcd " + endpoints + " " + e.prefix + ", replica " + lo.replica;
+  if (!StandBy(http, *state.leadership, about)) return std::optional<ServeState>();
+
+  EtcdStoreOptions so;
+  so.prefix = e.prefix;
+  so.max_txn_ops = static_cast<std::size_t>(e.max_txn_ops);
+  so.fence = [fence = state.leadership->Fence()] { return std::optional<EtcdCompare>(fence); };
+  // Kept from here: opening the store and everything after happen within the term.
+  state.leadership->Keep(std::move(on_lost));
+  auto store = OpenEtcdStore(etcd, so, std::move(clock));
+  if (!store.ok()) return store.status();
+  state.store = std::move(store).value();
+  state.description = about + ", leader";
+  return std::optional<ServeState>(std::move(state));
+}
+
+}  // namespace icewarden
