@@ -236,7 +236,21 @@ Status SqliteStore::CompareAndSetOwnership(std::span<const OwnershipChange> chan
     if (db_.changes() == 0) return OwnershipConflict(c, namespace_keys[i], changes.size());
   }
   if (Status s = InsertAudit(why); !s.ok()) return s;
-  return txn.Commit();
+  if (Status s = txn.Commit(); !s.ok()) return s;
+  ++ownership_commits_;
+  return Status::Ok();
+}
+
+std::optional<std::int64_t> SqliteStore::OwnershipRevision() {
+  std::lock_guard lock(mu_);
+  // This connection's own batches, and data_version for every other connection's commits
+  // (any commit: a change elsewhere only costs the caller a listing).
+  Result<SqliteStatement*> stmt = Statement("PRAGMA data_version", "reading the data version");
+  if (!stmt.ok()) return std::nullopt;
+  ResetOnExit reset(*stmt);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok() || !*row) return std::nullopt;
+  return ((*stmt)->ColumnInt(0) << 32) + ownership_commits_;
 }
 
 // ---- Audit --------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ class SqliteStore final : public StateStore, public DrillStore {
   SqliteStore(SqliteConnection db, std::shared_ptr<Clock> clock, bool read_only)
       : db_(std::move(db)), clock_(std::move(clock)), read_only_(read_only) {}
 
+  std::optional<std::int64_t> OwnershipRevision() override;
+
   Status PutRegion(const Region& region, const AuditEvent& why) override;
   Result<std::optional<Region>> GetRegion(const std::string& name) override;
   Result<std::vector<Region>> ListRegions() override;
@@ -112,6 +114,7 @@ class SqliteStore final : public StateStore, public DrillStore {
   std::shared_ptr<Clock> clock_;
   const bool read_only_;
   Durability synchronous_ = Durability::kDurable;  // what OpenSqliteStore set
+  std::int64_t ownership_commits_ = 0;  // this connection's committed ownership batches
   // Declared after db_ so that the statements are finalized before the connection closes.
   std::map<std::string, SqliteStatement, std::less<>> statements_;
 };

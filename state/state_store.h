@@ -118,6 +118,10 @@ class StateStore {
   // The most changes one CompareAndSetOwnership batch may hold; 0: no limit. (etcd bounds the
   // operations of one txn; callers that move many tables size their batches by this.)
   virtual std::size_t MaxOwnershipBatch() const { return 0; }
+  // A number that is the same on two calls only if no table's ownership changed in between
+  // (for callers that keep a listing and re-read only after a change); nullopt: this store
+  // cannot tell cheaply, so list again.
+  virtual std::optional<std::int64_t> OwnershipRevision() { return std::nullopt; }
 };
 
 }  // namespace icewarden

@@ -104,6 +104,40 @@ Result<std::pair<json, std::string>> FailoverService::PlanOf(const Failover& f,
   return std::pair{rendered, PlanHash(f, route.runbook_hash, params)};
 }
 
+Result<std::shared_ptr<const FailoverService::ScopeListing>> FailoverService::ListScope(
+    const Failover& f) {
+  // Read before the listing: a change after this read moves the revision the next check sees.
+  const std::optional<std::int64_t> revision = d_.store->OwnershipRevision();
+  if (revision) {
+    std::lock_guard lock(listing_mu_);
+    if (listing_ && listing_->revision == *revision && listing_->scope == f.scope &&
+        listing_->owner == f.from)
+      return listing_;
+  }
+  auto scope = CatalogScope::Parse(f.scope);
+  if (!scope.ok()) return scope.status();
+  auto rows = ListScopeOwnership(*d_.store, *scope, f.from, kMaxScopeTables);
+  if (!rows.ok()) return rows.status();
+  auto listing = std::make_shared<ScopeListing>();
+  listing->scope = f.scope;
+  listing->owner = f.from;
+  listing->tables.reserve(rows->size());
+  auto index = std::make_shared<ScopeIndex>();
+  index->reserve(rows->size());
+  for (Ownership& o : *rows) {
+    index->emplace(o.table, listing->tables.size());
+    listing->tables.push_back(std::move(o.table));
+    if (!o.failover_id.empty()) listing->moved_by.insert(std::move(o.failover_id));
+  }
+  listing->index = std::move(index);
+  if (revision) {
+    listing->revision = *revision;
+    std::lock_guard lock(listing_mu_);
+    listing_ = listing;
+  }
+  return std::shared_ptr<const ScopeListing>(std::move(listing));
+}
+
 Result<GuardSnapshot> FailoverService::Snapshot(const Failover& f) {
   GuardSnapshot s;
   s.now = d_.clock->Now();
@@ -111,14 +145,11 @@ Result<GuardSnapshot> FailoverService::Snapshot(const Failover& f) {
   auto regions = d_.store->ListRegions();
   if (!regions.ok()) return regions.status();
   s.regions = std::move(*regions);
-  auto scope = CatalogScope::Parse(f.scope);
-  if (!scope.ok()) return scope.status();
-  auto rows = ListScopeOwnership(*d_.store, *scope, f.from, kMaxScopeTables);
-  if (!rows.ok()) return rows.status();
-  for (const Ownership& o : *rows) {
-    s.scope_tables.push_back(o.table);
-    if (!o.failover_id.empty()) s.scope_moved_by.insert(o.failover_id);
-  }
+  auto listing = ListScope(f);
+  if (!listing.ok()) return listing.status();
+  s.scope_tables = (*listing)->tables;
+  s.scope_index = (*listing)->index;
+  s.scope_moved_by = (*listing)->moved_by;
   if (d_.live != nullptr) s.lag = d_.live->Lag();
   auto others = d_.store->ListFailovers(kRecentFailovers);
   if (!others.ok()) return others.status();
@@ -587,8 +618,11 @@ std::string RpoRecord(const GuardSnapshot& s) {
   std::size_t counted = 0, unbounded = 0;
   if (s.lag) {
     const LagReport& lag = *s.lag;
-    const std::unordered_set<TableIdent, TableIdentHash> scope(s.scope_tables.begin(),
-                                                               s.scope_tables.end());
+    ScopeIndex built;
+    if (!s.scope_index) {
+      for (std::size_t i = 0; i < s.scope_tables.size(); ++i) built.emplace(s.scope_tables[i], i);
+    }
+    const ScopeIndex& scope = s.scope_index ? *s.scope_index : built;
     // Every table counts toward the totals; only the kRpoTablesListed worst are written out
     // (a JSON object per table of a 10,000-table scope cost more than the rest of the check).
     struct Row {

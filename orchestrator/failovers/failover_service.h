@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -143,7 +144,22 @@ class FailoverService {
   Status AppendGuardCheck(const std::string& id, const std::string& point,
                           const std::vector<GuardResult>& results, const Caller& caller);
 
+  // The tables of a scope owned by one region, as last listed, and the store's ownership
+  // revision then. Each guard check reads the store's revision and lists again only when it
+  // moved: at 10,000 tables the listing was most of a check, and between an approval and the
+  // promotion nothing usually moves.
+  struct ScopeListing {
+    std::string scope, owner;
+    std::int64_t revision = 0;
+    std::vector<TableIdent> tables;
+    std::shared_ptr<const ScopeIndex> index;  // of `tables`
+    std::set<std::string> moved_by;           // the failovers that last moved them
+  };
+  Result<std::shared_ptr<const ScopeListing>> ListScope(const Failover& failover);
+
   FailoverServiceDeps d_;
+  std::mutex listing_mu_;
+  std::shared_ptr<const ScopeListing> listing_;  // guarded by listing_mu_
 };
 
 // Every reason a person gives (a proposal, an approval, a fence or unfence) goes into the audit

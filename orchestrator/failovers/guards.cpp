@@ -46,9 +46,12 @@ class LagOfScope {
  public:
   explicit LagOfScope(const GuardSnapshot& s) : none_(s.scope_tables.size(), nullptr) {
     if (!s.lag) return;
-    std::unordered_map<TableIdent, std::size_t, TableIdentHash> index;
-    index.reserve(s.scope_tables.size());
-    for (std::size_t i = 0; i < s.scope_tables.size(); ++i) index.emplace(s.scope_tables[i], i);
+    ScopeIndex built;
+    if (!s.scope_index) {
+      built.reserve(s.scope_tables.size());
+      for (std::size_t i = 0; i < s.scope_tables.size(); ++i) built.emplace(s.scope_tables[i], i);
+    }
+    const ScopeIndex& index = s.scope_index ? *s.scope_index : built;
     for (const TableLag& row : s.lag->tables) {
       auto it = index.find(row.table);
       if (it == index.end()) continue;

@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runbooks/runbook.h"
@@ -55,11 +56,17 @@ struct GuardWaivers {
   std::string force_candidate{};    // best_candidate
 };
 
+// Each scope table's position in GuardSnapshot::scope_tables.
+using ScopeIndex = std::unordered_map<TableIdent, std::size_t, TableIdentHash>;
+
 struct GuardSnapshot {
   UnixMillis now = 0;
   Failover failover{};                     // id (may be empty at proposal), kind, scope, from, to
   std::vector<Region> regions{};           // every region's recorded health
   std::vector<TableIdent> scope_tables{};  // the scope's tables, owned by failover.from
+  // scope_tables indexed, when the listing kept one (built once per listing, not per check);
+  // null: the guards index it themselves.
+  std::shared_ptr<const ScopeIndex> scope_index{};
   // The failovers that last moved a table of the scope (Ownership::failover_id): the way
   // back after a failover touches its tables whatever either scope says.
   std::set<std::string> scope_moved_by{};

@@ -283,6 +283,22 @@ TEST_F(FailoverServiceTest, GuardFailingBeforePromotionHoldsInFencedUntilReappro
   ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
 }
 
+// The guard checks keep the scope's listing between an approval and the promotion while the
+// store's ownership revision stands still; a table that moves in between is seen.
+TEST_F(FailoverServiceTest, ATableThatMovesAfterTheApprovalIsSeenAtPromotion) {
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {delay_ms: 300}}\n");
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  std::vector<OwnershipChange> away{{*TableIdent::Parse("sales.items"), 1, kEu, ""}};
+  ASSERT_TRUE(store_->CompareAndSetOwnership(away, Audit("ownership.set")).ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  nlohmann::json rpo = nlohmann::json::parse(Get(id).rpo_json);
+  EXPECT_EQ(rpo["tables_in_scope"], 1) << rpo.dump();
+  EXPECT_EQ(Get(id).rpo_json.find("sales.items"), std::string::npos) << rpo.dump();
+}
+
 TEST_F(FailoverServiceTest, SilenceLongEnoughIsUnreachableEvidence) {
   Build("  - {id: quiet, action: fence.catalog_quiet, params: {outcomes: [failed]}}\n");
   runner_->Start();

@@ -69,6 +69,27 @@ TEST_F(SqliteStoreTest, ReopeningAnUpToDateFileMigratesNothing) {
   EXPECT_EQ(AllAudit().size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, TheOwnershipRevisionMovesWithEveryOwnershipCommitFromAnyConnection) {
+  std::optional<std::int64_t> before = store_->OwnershipRevision();
+  ASSERT_TRUE(before.has_value());
+  ASSERT_TRUE(store_->GetOwnership(T("s.t")).ok());
+  EXPECT_EQ(store_->OwnershipRevision(), before) << "a read changes nothing";
+  std::vector<OwnershipChange> claim{Change("s.t", 0, "east")};
+  ASSERT_TRUE(store_->CompareAndSetOwnership(claim, Why("ownership.set", "s.t")).ok());
+  std::optional<std::int64_t> after_own = store_->OwnershipRevision();
+  EXPECT_NE(after_own, before) << "this connection's commit";
+  std::vector<OwnershipChange> stale{Change("s.t", 7, "west")};
+  EXPECT_EQ(store_->CompareAndSetOwnership(stale, Why("ownership.set", "s.t")).code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(store_->OwnershipRevision(), after_own) << "a refused batch changed nothing";
+
+  Result<std::unique_ptr<StateStore>> other = OpenSqliteStore({.path = path_}, clock_);
+  ASSERT_TRUE(other.ok());
+  std::vector<OwnershipChange> move{Change("s.t", 1, "west")};
+  ASSERT_TRUE((*other)->CompareAndSetOwnership(move, Why("ownership.set", "s.t")).ok());
+  EXPECT_NE(store_->OwnershipRevision(), after_own) << "another connection's commit";
+}
+
 TEST_F(SqliteStoreTest, InMemoryStoreWorks) {
   Result<std::unique_ptr<StateStore>> mem = OpenSqliteStore({.path = ":memory:"}, clock_);
   ASSERT_TRUE(mem.ok()) << mem.status().ToString();
