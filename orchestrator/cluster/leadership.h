@@ -52,9 +52,11 @@ class Leadership {
   Leadership(const Leadership&) = delete;
   Leadership& operator=(const Leadership&) = delete;
 
-  // One try for the key: true when this replica now holds it. Errors are logged.
+  // One try for the key: true when this replica now holds it. A key another replica holds
+  // costs one read. Errors are logged.
   bool TryLead();
-  // TryLead every TTL/3 until this replica holds the key (true) or `stop` is set (false).
+  // TryLead every 250 ms (TTL/3 if shorter) until this replica holds the key (true) or `stop`
+  // is set (false).
   bool Campaign(const std::atomic<bool>& stop);
   // The compare every store write of this term carries (EtcdStoreOptions::fence).
   EtcdCompare Fence() const;
