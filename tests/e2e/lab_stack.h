@@ -159,6 +159,9 @@ struct LabStackOptions {
   // environment (the secrets it names).
   std::string extra_yaml;
   std::map<std::string, std::string> extra_env;
+  // Replaces the generated `state:` section (e.g. state.backend etcd), and flags for serve.
+  std::string state_yaml;
+  std::vector<std::string> serve_flags;
 };
 
 // What an HTTP call answered: status (-1 when there was no answer) and the body, parsed when
@@ -235,6 +238,16 @@ class LabStack {
     serve_.reset();
   }
 
+  // Another `icewarden serve` on the same config and environment, on `listen`, with `flags`
+  // (with state.backend etcd: another replica, e.g. {"--replica", "b"}); its stderr in
+  // serve-<N>.log. The caller reads its first line.
+  std::unique_ptr<Subprocess> StartAnotherServe(const std::string& listen,
+                                                const std::vector<std::string>& flags) {
+    return ServeProcess(listen, flags, dir_ + "/serve-" + std::to_string(++others_) + ".log");
+  }
+  // Api() and Cli() go to `url` from now on (the replica that leads now).
+  void UseServer(const std::string& url) { serve_url_ = url; }
+
   // An API call to serve with the token of `role` (viewer, operator, approver, admin).
   HttpReply Api(const std::string& method, const std::string& path, const std::string& body = "",
                 const std::string& role = "admin") const {
@@ -298,13 +311,25 @@ class LabStack {
   std::string serve_log() const { return dir_ + "/serve.log"; }
 
  private:
-  std::string StartServe(const std::string& listen) {
+  std::unique_ptr<Subprocess> ServeProcess(const std::string& listen,
+                                           const std::vector<std::string>& flags,
+                                           const std::string& log) {
     // serve logs to stderr; it goes to a file the test can read, stdout carries "serving".
-    serve_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{"/bin/sh", "-c",
-                                 "exec \"$0\" serve --config \"$1\" --listen \"$2\" 2>>\"$3\"",
-                                 IcewardenBinary(), config_path(), listen, serve_log()},
-        ServeEnv());
+    std::vector<std::string> argv{
+        "/bin/sh",
+        "-c",
+        "bin=$0 config=$1 listen=$2 log=$3; shift 3; "
+        "exec \"$bin\" serve --config \"$config\" --listen \"$listen\" \"$@\" 2>>\"$log\"",
+        IcewardenBinary(),
+        config_path(),
+        listen,
+        log};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return std::make_unique<Subprocess>(argv, ServeEnv());
+  }
+
+  std::string StartServe(const std::string& listen) {
+    serve_ = ServeProcess(listen, options_.serve_flags, serve_log());
     serve_url_ = ServingUrl(*serve_);
     if (serve_url_.empty()) {
       std::ifstream log(serve_log());
@@ -349,10 +374,14 @@ class LabStack {
       y << "    - {name: " << role << ", role: " << role << ", token_env: " << TokenVariable(role)
         << "}\n";
     }
-    y << "state:\n"
-      << "  backend: sqlite\n"
-      << "  path: state.db\n"
-      << "regions:\n";
+    if (o.state_yaml.empty()) {
+      y << "state:\n"
+        << "  backend: sqlite\n"
+        << "  path: state.db\n";
+    } else {
+      y << o.state_yaml;
+    }
+    y << "regions:\n";
     for (const char* region : {kLabUs, kLabEu}) {
       y << "  - name: " << region << "\n"
         << "    catalog_uri: " << region_url(region) << "\n"
@@ -419,6 +448,7 @@ class LabStack {
   std::unique_ptr<LabProcess> lab_;
   std::unique_ptr<Subprocess> serve_;
   std::string serve_url_;
+  int others_ = 0;  // serves started by StartAnotherServe
 };
 
 // A fixture with a started LabStack in stack_; change options_ in the constructor.
