@@ -25,12 +25,13 @@ std::string HostName() {
 
 // Serves the standby answers until Campaign wins (true) or a signal stops the server (false).
 // A replica that wins at once never stands by.
-bool StandBy(const HttpServerOptions& http, Leadership& leadership, const std::string& about) {
+Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
+                     const std::string& about) {
   if (leadership.TryLead()) return true;
   HttpServer server(http, StandbyHandler(leadership));
   if (Status s = server.Listen(); !s.ok()) {
-    spdlog::error("standby: cannot listen on {}:{}: {}", http.host, http.port, s.ToString());
-    return false;
+    return s.WithMessage("standby: cannot listen on " + http.host + ":" +
+                         std::to_string(http.port) + ": " + s.message());
   }
   std::cout << "icewarden: standby http://" << http.host << ":" << server.port() << " (" << about
             << ")" << std::endl;
@@ -75,7 +76,9 @@ Result<std::optional<ServeState>> OpenServeState(
   std::string endpoints;
   for (const std::string& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
   const std::string about = "state etcd " + endpoints + " " + e.prefix + ", replica " + lo.replica;
-  if (!StandBy(http, *state.leadership, about)) return std::optional<ServeState>();
+  auto leads = StandBy(http, *state.leadership, about);
+  if (!leads.ok()) return leads.status();
+  if (!*leads) return std::optional<ServeState>();
 
   EtcdStoreOptions so;
   so.prefix = e.prefix;

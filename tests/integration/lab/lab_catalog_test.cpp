@@ -297,12 +297,21 @@ TEST_F(LabCatalogTest, HangingRegionTimesClientsOutAndStillStops) {
   ASSERT_FALSE(timed_out);
   EXPECT_EQ(timed_out.error(), httplib::Error::Read);
 
-  // A request caught in the hang when the region stops gets a 503, not a success.
+  // A request caught in the hang when the region stops gets a 503, not a success. It must be
+  // in the hang first: a connection the region has not admitted yet is dropped by the stop
+  // (LabTest.AStoppingRegionDropsItsOpenConnectionsInsteadOfAnswering), which a fixed pause
+  // did not ensure on a loaded machine.
+  auto admitted = [&] {
+    return lab_->State()["regions"][kUs]["requests"]["requests_total"].get<std::int64_t>();
+  };
+  const std::int64_t before = admitted();
   std::thread hung([&] {
     auto result = Client(kUs)->Get("/v1/config");
     ASSERT_TRUE(result);
     EXPECT_EQ(result->status, 503);
   });
+  for (int i = 0; i < 500 && admitted() == before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // Stopping cuts the hang short rather than waiting it out.
   auto start = std::chrono::steady_clock::now();
