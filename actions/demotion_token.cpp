@@ -269,6 +269,7 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
     int rounds = 0;
     for (;;) {
       ++rounds;
+      const auto round_started = std::chrono::steady_clock::now();
       std::vector<TableIdent> tables;
       std::vector<std::string> tags;
       for (std::size_t i : pending) {
@@ -302,7 +303,15 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
       }
       pending = std::move(still);
       if (pending.empty()) break;
-      if (bounded.expired() || !session.Sleep(bounded, p.poll_interval)) break;
+      if (bounded.expired()) break;
+      // Polls start poll_interval apart: a first round over every table of a large scope takes
+      // longer than the interval, and the few tables still behind after it (those the old owner
+      // committed to just before the fence) are due again at once.
+      const auto next = round_started + p.poll_interval;
+      if (const auto now = std::chrono::steady_clock::now();
+          next > now &&
+          !session.Sleep(bounded, std::chrono::ceil<std::chrono::milliseconds>(next - now)))
+        break;
     }
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
