@@ -303,15 +303,12 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
       }
       pending = std::move(still);
       if (pending.empty()) break;
-      if (bounded.expired()) break;
       // Polls start poll_interval apart: a first round over every table of a large scope takes
       // longer than the interval, and the few tables still behind after it (those the old owner
-      // committed to just before the fence) are due again at once.
-      const auto next = round_started + p.poll_interval;
-      if (const auto now = std::chrono::steady_clock::now();
-          next > now &&
-          !session.Sleep(bounded, std::chrono::ceil<std::chrono::milliseconds>(next - now)))
-        break;
+      // committed to just before the fence) are due again at once (a wait of 0).
+      const auto due_in = std::chrono::ceil<std::chrono::milliseconds>(
+          round_started + p.poll_interval - std::chrono::steady_clock::now());
+      if (bounded.expired() || !session.Sleep(bounded, std::max(due_in, 0ms))) break;
     }
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);

@@ -47,6 +47,47 @@ TEST_F(DemotionTokenTest, TokenIsTheOldOwnersMainSnapshotOfEveryTableOfTheScope)
   EXPECT_EQ(Detail(done)["at_token"], eu_tables_.size());
 }
 
+TEST_F(DemotionTokenTest, PollsStartPollIntervalApartSoASlowFirstRoundIsNotFollowedByAFullWait) {
+  // The first round over the scope takes 2 s (the target answers every request 1 s late: its
+  // config, then the loads) and finds eu.orders behind; the target has caught up right after it.
+  // With polls starting 3 s apart, the next one is 1 s after the first ended, well within the 4.5 s
+  // bound; a full 3 s wait after the first round would end past the bound, and the step would fail.
+  auto action = MakeDemotionTokenAction(env_);
+  lab_->SetReplicationLagMs(0);
+  lab_->PauseReplication();
+  ASSERT_EQ(Append(kEu, "eu", "orders")->status, 200);
+  ActionContext ctx = Ctx();
+  auto captured = action->Capture(json::object(), ctx);
+  ASSERT_TRUE(captured.ok()) << captured.status().ToString();
+  ctx.before_json = *captured;
+  auto requests = [&] { return lab_->State()["regions"][kUs]["requests"]; };
+  const int64_t before = requests()["requests_total"].get<int64_t>();
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"hang_ms", 1000}}).ok());
+
+  ActionResult done;
+  std::thread run([&] {
+    done = action->Run(json{{"within", "4500ms"}, {"poll_interval", "3s"}}, ctx);
+  });
+  // The first round is answered: the config and every table of the scope asked for, none still
+  // in progress.
+  const bool first_round_answered = Eventually(
+      [&] {
+        json r = requests();
+        return r["requests_total"].get<int64_t>() - before >=
+                   static_cast<int64_t>(eu_tables_.size()) + 1 &&
+               r["in_progress"].get<int>() == 0;
+      },
+      5s);
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
+  lab_->ResumeReplication();
+  lab_->ReplicateNow();
+  run.join();
+  ASSERT_TRUE(first_round_answered);
+  ASSERT_TRUE(done.ok()) << done.reason;
+  EXPECT_EQ(Detail(done)["rounds"], 2);
+  EXPECT_LT(Detail(done)["waited_ms"].get<int64_t>(), 4500);
+}
+
 TEST_F(DemotionTokenTest, TheCaptureAsksWithTheQuietFencesETagsAndStillSeesAChange) {
   // With the daemon's observations, the capture right after the quiet fence of the same
   // failover sends each table's ETag: the unchanged ones come back as 304s, yet a table that
