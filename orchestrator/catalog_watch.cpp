@@ -1,7 +1,5 @@
 #include "orchestrator/catalog_watch.h"
 
-#include "orchestrator/config/catalog_options.h"
-
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 
 #include <spdlog/spdlog.h>
@@ -17,72 +15,19 @@
 #include <thread>
 
 #include "health/asio_timers.h"
-#include "health/beast_transport.h"
 #include "health/catalog_client.h"
 #include "health/health_tracker.h"
 #include "health/lag_monitor.h"
-#include "health/probe.h"
-#include "health/probe_kinds.h"
 #include "health/probe_scheduler.h"
-#include "health/uuid_v7.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/region_probes.h"
 #include "orchestrator/region_silence.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
 namespace icewarden {
-namespace {
-
-// "http://127.0.0.1:18181/api" -> host "127.0.0.1", port 18181 (80/443 by scheme).
-std::optional<HostPort> HostPortOf(const std::string& uri) {
-  auto scheme_end = uri.find("://");
-  if (scheme_end == std::string::npos) return std::nullopt;
-  const bool https = uri.compare(0, scheme_end, "https") == 0;
-  std::string authority = uri.substr(scheme_end + 3);
-  authority = authority.substr(0, authority.find('/'));
-  const auto colon = authority.rfind(':');
-  const auto bracket = authority.find(']');
-  if (colon != std::string::npos && (bracket == std::string::npos || colon > bracket))
-    return ParseHostPort(authority);
-  if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']')
-    authority = authority.substr(1, authority.size() - 2);
-  if (authority.empty()) return std::nullopt;
-  return HostPort{authority, static_cast<std::uint16_t>(https ? 443 : 80)};
-}
-
-Result<ProbeSpec> SpecFor(const RegionConfig& rc, const std::string& kind) {
-  ProbeSpec spec;
-  spec.kind = kind;
-  spec.region = rc.name;
-  const ProbeSettings& p = rc.probe;
-  if (!p.canary_table.empty()) spec.table = TableIdent::Parse(p.canary_table);
-  spec.allow_writes = kind == "canary_commit";  // listing it is the operator's consent
-  if (kind == "tcp") {
-    // An explicit target passed config validation with the same parser; a derived one may not.
-    auto target = p.tcp_address.empty() ? HostPortOf(rc.catalog_uri) : ParseHostPort(p.tcp_address);
-    if (!target)
-      return Status::InvalidArgument("region " + rc.name + ": cannot derive tcp target from " +
-                                     (p.tcp_address.empty() ? rc.catalog_uri : p.tcp_address));
-    spec.host = target->host;
-    spec.port = target->port;
-  }
-  if (kind == "dns") {
-    spec.dns_name = p.dns_name;
-    auto server = ParseHostPort(p.dns_server);
-    if (!server)
-      return Status::InvalidArgument("region " + rc.name + ": dns server '" + p.dns_server +
-                                     "' is not host:port");
-    spec.dns_server_host = server->host;
-    spec.dns_server_port = server->port;
-    spec.expect = p.dns_expect;
-  }
-  return spec;
-}
-
-}  // namespace
-
 struct CatalogWatch::Loop {
   Loop(const Config& c, StateStore& s, Orchestrator& o, std::shared_ptr<Clock> cl, LiveView& l)
       : config(c), store(s), orchestrator(o), clock(std::move(cl)), live(l) {}
@@ -95,15 +40,8 @@ struct CatalogWatch::Loop {
 
   boost::asio::io_context io;
   std::unique_ptr<Timers> timers = MakeAsioTimers(io);
-  std::unique_ptr<TcpConnector> tcp = MakeAsioTcpConnector(io);
-  // One transport per region, with the region's TLS options and its own connection pool.
-  std::map<std::string, std::unique_ptr<HttpTransport>> transports;
-  // Two clients per region: probes must not wait out 503 Retry-After (a probe has its own
-  // deadline), while lag rounds should ride out a busy catalog.
-  std::map<std::string, std::unique_ptr<CatalogClient>> probe_clients, lag_clients;
   std::unique_ptr<HealthTracker> tracker;
-  std::vector<std::unique_ptr<ProbeScheduler>> schedulers;
-  std::map<std::string, ProbeScheduler*> scheduler_of;  // by region
+  std::unique_ptr<RegionProbes> probes;
   std::unique_ptr<LagMonitor> lag;
   TimerHandle lag_timer;
 
@@ -120,8 +58,6 @@ struct CatalogWatch::Loop {
   Status last_persist = Status::Ok();
 
   Status Build() {
-    ProbeRegistry registry;
-    if (Status s = registerBuiltinProbes(registry); !s.ok()) return s;
     auto stored = store.ListRegions();
     if (!stored.ok()) return stored.status();
     std::map<std::string, HealthThresholds> thresholds;
@@ -130,51 +66,21 @@ struct CatalogWatch::Loop {
     tracker = std::make_unique<HealthTracker>(
         *stored, *clock, [this](const HealthDecision& d) { OnHealthChange(d); }, HealthThresholds{},
         thresholds);
-
-    std::map<std::string, CatalogClient*> lag_targets;
-    for (const auto& rc : config.regions) {
-      CatalogClientOptions options = CatalogOptionsFor(rc);
-      auto& transport = transports[rc.name];
-      transport = MakeBeastTransport(io, options.tls);
-      options.default_deadline = rc.probe.timeout;
-      options.retry.max_503_retries = 0;
-      options.on_unparsed = [this, region = rc.name](const UnparsedAnswer& a) {
-        OnUnparsed(region, a);
-      };
-      probe_clients[rc.name] = std::make_unique<CatalogClient>(
-          options, CatalogClientEnv{*transport, *clock, SystemRandomBits()});
-      options.default_deadline = std::chrono::seconds(10);
-      options.retry = RetryPolicy{};
-      lag_clients[rc.name] = std::make_unique<CatalogClient>(
-          options, CatalogClientEnv{*transport, *clock, SystemRandomBits()});
-      lag_targets[rc.name] = lag_clients[rc.name].get();
-
-      std::vector<std::unique_ptr<Probe>> probes;
-      for (const auto& kind : rc.probe.kinds) {
-        auto spec = SpecFor(rc, kind);
-        if (!spec.ok()) return spec.status();
-        auto probe = registry.Create(
-            *spec, ProbeContext{*timers, *clock, *probe_clients[rc.name], *transport, tcp.get()});
-        if (!probe.ok())
-          return Status::InvalidArgument("region " + rc.name + ", probe " + kind + ": " +
-                                         probe.status().message());
-        probes.push_back(std::move(*probe));
-      }
-      ProbeScheduleOptions schedule;
-      schedule.interval = rc.probe.interval;
-      schedule.timeout = rc.probe.timeout;
-      auto scheduler = std::make_unique<ProbeScheduler>(
-          *timers, SystemRandomBits(), schedule, [this](const ProbeRound& r) { OnRound(r); });
-      if (Status s = scheduler->AddRegion(rc.name, std::move(probes)); !s.ok()) return s;
-      scheduler_of[rc.name] = scheduler.get();
-      schedulers.push_back(std::move(scheduler));
-    }
+    RegionProbeSinks sinks;
+    sinks.on_round = [this](const ProbeRound& r) { OnRound(r); };
+    sinks.on_unparsed = [this](const std::string& region, const UnparsedAnswer& a) {
+      OnUnparsed(region, a);
+    };
+    auto built = RegionProbes::Build(config, io, *timers, *clock, std::move(sinks));
+    if (!built.ok()) return built.status();
+    probes = std::move(built).value();
 
     LagMonitorOptions lag_options;
     lag_options.policy.max_staleness = config.policies.max_staleness;
     lag_options.policy.retention_margin = config.policies.retention_margin;
     lag = std::make_unique<LagMonitor>(
-        lag_targets, [this](const TableIdent& t) { return OwnerOf(t); }, *clock, lag_options);
+        probes->LagClients(), [this](const TableIdent& t) { return OwnerOf(t); }, *clock,
+        lag_options);
     return Status::Ok();
   }
 
@@ -197,18 +103,7 @@ struct CatalogWatch::Loop {
   }
 
   void OnRound(const ProbeRound& round) {
-    const UnixMillis now = clock->Now();
-    live.PublishProbeRound(round.region,
-                           ProbeRoundView{round.ok, round.latency, round.kind, round.detail, now});
-    for (const ProbeResult& probe : round.probes)
-      live.ObserveProbe(round.region, probe.kind, probe.latency);
-    const auto before = live.Silence(round.region);
-    auto silence = NextSilence(before, round, now);
-    if (silence && !before)
-      spdlog::info("{}: silent: no answer at all ({})", round.region, silence->detail);
-    if (!silence && before)
-      spdlog::info("{}: answered again after {} silent rounds", round.region, before->rounds);
-    live.PublishSilence(round.region, std::move(silence));
+    RecordProbeRound(live, round, clock->Now());
     auto d = tracker->ApplyRound(round);
     if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
   }
@@ -217,16 +112,16 @@ struct CatalogWatch::Loop {
   // 100 ms, the shortest interval the config accepts) until the alert resolves, so that the
   // probes confirm or overrule the alert within fall rounds of the shorter interval.
   void ProbeFasterWhileSuspect(const std::string& region, HealthEvent event) {
-    auto it = scheduler_of.find(region);
+    ProbeScheduler* scheduler = probes->SchedulerOf(region);
     const RegionConfig* rc = config.FindRegion(region);
-    if (it == scheduler_of.end() || rc == nullptr) return;
+    if (scheduler == nullptr || rc == nullptr) return;
     std::optional<std::chrono::milliseconds> interval;
     if (event == HealthEvent::kMarkSuspect) {
       interval = std::max(rc->probe.interval / 4, std::chrono::milliseconds(100));
     } else if (event != HealthEvent::kLiftSuspect) {
       return;
     }
-    if (Status s = it->second->SetIntervalOverride(region, interval); !s.ok())
+    if (Status s = scheduler->SetIntervalOverride(region, interval); !s.ok())
       spdlog::warn("{}: probe interval while suspect: {}", region, s.ToString());
     else if (interval)
       spdlog::info("{}: suspect: probing every {} ms until the suspicion is lifted", region,
@@ -295,7 +190,7 @@ struct CatalogWatch::Loop {
   }
 
   void Run() {
-    for (auto& s : schedulers) s->Start();
+    probes->Start();
     LagRound();
     auto guard = boost::asio::make_work_guard(io);
     io.run();
@@ -327,7 +222,7 @@ void CatalogWatch::Stop() {
   std::promise<void> stopped;
   boost::asio::post(loop->io, [loop, &stopped] {
     loop->stopping = true;
-    for (auto& s : loop->schedulers) s->Stop();
+    loop->probes->Stop();
     loop->lag_timer.Cancel();
     stopped.set_value();
   });

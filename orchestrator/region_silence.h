@@ -1,7 +1,7 @@
 // How a region's run of silent probe rounds evolves (DESIGN.md rule 7: only silence is
 // evidence). The daemon keeps one run per region in the LiveView; fencing by the evidence
 // "old_region_unreachable" reads how long it has lasted.
-// Thread-safety: a pure function.
+// Thread-safety: NextSilence is a pure function; RecordProbeRound is as safe as the LiveView.
 #pragma once
 
 #include <optional>
@@ -17,5 +17,10 @@ namespace icewarden {
 // any round that heard from the catalog, passed or failed, ends it (nullopt).
 std::optional<RegionSilence> NextSilence(const std::optional<RegionSilence>& current,
                                          const ProbeRound& round, UnixMillis at);
+
+// Publishes `round`, finished at `at`, to `live`: the round, its probes' latencies and the
+// region's run of silence after it (logged when a run starts or ends). The leader's watch and
+// a standby's prober record rounds alike.
+void RecordProbeRound(LiveView& live, const ProbeRound& round, UnixMillis at);
 
 }  // namespace icewarden

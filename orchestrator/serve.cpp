@@ -155,7 +155,9 @@ int CmdServe(const ServeOptions& options) {
   // With the etcd backend this stands by until this replica leads. A term that ends stops
   // the process at once (Patroni's rule): nothing may act past the lease, and the journal lets
   // the next leader resume what was in flight.
-  auto state = OpenServeState(config, *http, clock, [](const std::string& why) {
+  // Before the state: a standby's probes fill it, and the leader's watch goes on from there.
+  LiveView live;
+  auto state = OpenServeState(config, *http, clock, live, [](const std::string& why) {
     spdlog::critical("leader: {}; stopping every action now, the next leader resumes them", why);
     spdlog::default_logger()->flush();
     std::_Exit(kExitFailed);
@@ -188,7 +190,6 @@ int CmdServe(const ServeOptions& options) {
   std::optional<AlertRoutes> alerts = LoadAlertRoutes(config, actions);
   if (!alerts) return kExitUsage;
 
-  LiveView live;
   auto watch = CatalogWatch::Create(config, **store, orchestrator, clock, live);
   if (!watch.ok()) {
     std::cerr << "icewarden: " << options.config_path << ": " << watch.status().message() << '\n';
@@ -208,6 +209,8 @@ int CmdServe(const ServeOptions& options) {
   service_deps.wake = [&runner_ptr](const std::string& id) {
     if (runner_ptr != nullptr) runner_ptr->Wake(id);
   };
+  if (ReplicaViews* views = (*state)->views.get())
+    service_deps.replica_views = [views] { return views->Snapshot(); };
   FailoverService failovers(service_deps);
   FailoverRunnerDeps runner_deps;
   runner_deps.store = store->get();
@@ -301,6 +304,11 @@ int CmdServe(const ServeOptions& options) {
                  options.dashboard_dir);
   }
   api.SetDashboard(&dashboard);
+  if ((*state)->leadership && (*state)->views) {
+    api.SetClusterStatus([&state, &config] {
+      return ClusterStatusJson("leader", *(*state)->leadership, *(*state)->views, config);
+    });
+  }
 
   // DESIGN.md rule 8: a commit in a region that does not own the table fences that region and
   // pages, through the `alerts:` routes.

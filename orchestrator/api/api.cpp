@@ -159,6 +159,7 @@ class Api::Impl {
         {"GET", "/ui/{id}", std::nullopt, {}, &Impl::DashboardAsset},
         {"GET", "/api/v1/session", Permission::kReadRegions, {}, &Impl::Session},
         {"GET", "/api/v1/regions", Permission::kReadRegions, {}, &Impl::Regions},
+        {"GET", "/api/v1/cluster", Permission::kReadRegions, {}, &Impl::Cluster},
         {"POST", "/api/v1/regions/{id}/fence", Permission::kSetRegionOverlay, {}, &Impl::Fence},
         {"POST", "/api/v1/regions/{id}/unfence", Permission::kSetRegionOverlay, {}, &Impl::Unfence},
         {"GET",
@@ -411,6 +412,7 @@ class Api::Impl {
   void SetWebhookReceiver(WebhookReceiver* receiver) { webhooks_ = receiver; }
   void SetRegionEvents(RegionEventSink sink) { region_events_ = std::move(sink); }
   void SetDashboard(const Dashboard* dashboard) { dashboard_ = dashboard; }
+  void SetClusterStatus(std::function<json()> status) { cluster_status_ = std::move(status); }
 
  private:
   ApiResponse Fence(const Call& c) { return Overlay(c, HealthEvent::kSetFenced); }
@@ -418,6 +420,18 @@ class Api::Impl {
   ApiResponse Overlay(const Call& c, HealthEvent event) {
     return HandleRegionOverlay(region_events_, event, c.principal.name, c.id, c.request.body,
                                clock_.Now());
+  }
+
+  // One replica (SQLite) has no cluster to describe, and says so rather than 404: the CLI's
+  // `cluster status` works against every deployment.
+  ApiResponse Cluster(const Call&) {
+    if (!cluster_status_)
+      return JsonResponse(200, json{{"role", "single"},
+                                    {"replica", nullptr},
+                                    {"leader", nullptr},
+                                    {"views", json::array()},
+                                    {"replicas", json::array()}});
+    return JsonResponse(200, cluster_status_());
   }
 
   ApiResponse Regions(const Call&) {
@@ -761,6 +775,7 @@ class Api::Impl {
   WebhookReceiver* webhooks_ = nullptr;        // likewise
   RegionEventSink region_events_;              // likewise
   const Dashboard* dashboard_ = nullptr;       // likewise
+  std::function<json()> cluster_status_;       // empty: one replica
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -785,5 +800,8 @@ void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookRecei
 void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::move(sink)); }
 
 void Api::SetDashboard(const Dashboard* dashboard) { impl_->SetDashboard(dashboard); }
+void Api::SetClusterStatus(std::function<json()> status) {
+  impl_->SetClusterStatus(std::move(status));
+}
 
 }  // namespace icewarden

@@ -152,6 +152,10 @@ class Api {
   // answer 503. `dashboard` must outlive the Api.
   void SetDashboard(const Dashboard* dashboard);
 
+  // GET /api/v1/cluster's answer (orchestrator/cluster/): the replicas, the leader and every
+  // replica's view. Optional: without it the route says this is a single replica.
+  void SetClusterStatus(std::function<nlohmann::json()> status);
+
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.
   void CountResponse(int status);

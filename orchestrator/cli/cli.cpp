@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "orchestrator/cli/client.h"
+#include "orchestrator/cli/cluster.h"
 #include "orchestrator/cli/drill.h"
 #include "orchestrator/cli/failover.h"
 #include "orchestrator/cli/readiness.h"
@@ -281,6 +282,17 @@ int RunCli(int argc, char** argv) {
   AddClientOptions(readiness, client, token_file);
   readiness->callback(
       [&] { exit_code = ResolveToken(client, token_file) ? CmdReadiness(client) : kExitUsage; });
+
+  auto* cluster = app.add_subcommand("cluster", "the replicas of an etcd-backed deployment");
+  cluster->require_subcommand(1);
+  auto* cluster_status = cluster->add_subcommand(
+      "status",
+      "who leads, its lease, every replica's view of every region and what a quorum makes of "
+      "them (any replica answers)");
+  AddClientOptions(cluster_status, client, token_file);
+  cluster_status->callback([&] {
+    exit_code = ResolveToken(client, token_file) ? CmdClusterStatus(client) : kExitUsage;
+  });
 
   auto* runbook = app.add_subcommand("runbook", "check and plan runbooks");
   runbook->require_subcommand(1);

@@ -10,6 +10,10 @@ namespace {
 using nlohmann::json;
 using Steady = std::chrono::steady_clock;
 
+std::int64_t Ticks(Steady::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 std::string Value(const LeadershipOptions& o) {
   return DumpJson(json{{"replica", o.replica}, {"api", o.api}});
 }
@@ -81,6 +85,8 @@ EtcdCompare Leadership::Fence() const {
 
 void Leadership::Keep(std::function<void(const std::string& why)> on_lost) {
   on_lost_ = std::move(on_lost);
+  renewed_at_ = Ticks(Steady::now());
+  act_until_ = Ticks(term_->act_until);
   keeper_ = std::thread([this] { KeepLoop(); });
 }
 
@@ -105,6 +111,8 @@ void Leadership::KeepLoop() {
     if (renewed.ok()) {
       act_until = renewed->act_until;
       next = Steady::now() + every;
+      renewed_at_ = Ticks(Steady::now());
+      act_until_ = Ticks(act_until);
     } else if (renewed.status().code() == StatusCode::kFailedPrecondition) {
       on_lost_(renewed.status().message());
       return;
@@ -124,6 +132,17 @@ void Leadership::Resign() {
     options_.log("leader: could not give the key up (it expires with its lease): " + s.ToString());
   else
     options_.log("leader: " + options_.replica + " gave up " + options_.key);
+}
+
+std::optional<Leadership::LeaseAge> Leadership::Lease() const {
+  const std::int64_t renewed = renewed_at_, until = act_until_;
+  if (renewed == 0) return std::nullopt;
+  const std::int64_t now = Ticks(Steady::now());
+  using std::chrono::milliseconds;
+  using std::chrono::nanoseconds;
+  return LeaseAge{std::chrono::duration_cast<milliseconds>(nanoseconds(now - renewed)),
+                  std::chrono::duration_cast<milliseconds>(
+                      nanoseconds(std::max<std::int64_t>(until - now, 0)))};
 }
 
 Result<std::optional<LeaderInfo>> Leadership::Leader() {

@@ -68,6 +68,13 @@ class Leadership {
 
   // Who holds the key now, as etcd says (nullopt: nobody).
   Result<std::optional<LeaderInfo>> Leader();
+  // While this replica leads: how long ago its lease was last renewed, and how long it may
+  // still act without another renewal (nullopt: it does not lead).
+  struct LeaseAge {
+    std::chrono::milliseconds since_renewal{0};
+    std::chrono::milliseconds may_act_for{0};
+  };
+  std::optional<LeaseAge> Lease() const;
   const LeadershipOptions& options() const { return options_; }
 
  private:
@@ -80,6 +87,8 @@ class Leadership {
   std::function<void(const std::string&)> on_lost_;
   std::string last_said_;  // the campaign's last log line, said again only when it changes
   std::mutex mu_;
+  // Steady-clock nanoseconds of the last renewal and of act_until; 0 before the term.
+  std::atomic<std::int64_t> renewed_at_{0}, act_until_{0};
   std::atomic<bool> stop_{false};
   std::thread keeper_;
 };

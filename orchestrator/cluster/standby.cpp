@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/cluster/leadership.h"
+#include "orchestrator/cluster/replica_views.h"
 
 namespace icewarden {
 namespace {
@@ -18,10 +19,14 @@ std::string PathOf(const std::string& target) { return target.substr(0, target.f
 
 }  // namespace
 
-std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leadership) {
-  return [&leadership](const ApiRequest& req) -> ApiResponse {
+std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leadership,
+                                                             const ReplicaViews& views,
+                                                             const Config& config) {
+  return [&leadership, &views, &config](const ApiRequest& req) -> ApiResponse {
     const std::string path = PathOf(req.target);
     if (path == "/healthz") return JsonResponse(200, json{{"ok", true}});
+    if (path == "/api/v1/cluster")
+      return JsonResponse(200, ClusterStatusJson("standby", leadership, views, config));
     auto leader = leadership.Leader();
     json about = {{"role", "standby"}, {"replica", leadership.options().replica}};
     if (leader.ok()) {
@@ -34,7 +39,6 @@ std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leaders
       about["ready"] = false;
       return JsonResponse(503, about);
     }
-    if (path == "/api/v1/cluster") return JsonResponse(200, about);
     if (!leader.ok() || !leader->has_value() || (*leader)->api.empty()) {
       return JsonErrorResponse(
           503, "no_leader",

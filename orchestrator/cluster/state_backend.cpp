@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -26,9 +27,9 @@ std::string HostName() {
 // Serves the standby answers until Campaign wins (true) or a signal stops the server (false).
 // A replica that wins at once never stands by.
 Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
-                     const std::string& about) {
+                     const ReplicaViews& views, const Config& config, const std::string& about) {
   if (leadership.TryLead()) return true;
-  HttpServer server(http, StandbyHandler(leadership));
+  HttpServer server(http, StandbyHandler(leadership, views, config));
   if (Status s = server.Listen(); !s.ok()) {
     return s.WithMessage("standby: cannot listen on " + http.host + ":" +
                          std::to_string(http.port) + ": " + s.message());
@@ -50,7 +51,7 @@ Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
 
 Result<std::optional<ServeState>> OpenServeState(
     const Config& config, const HttpServerOptions& http, std::shared_ptr<Clock> clock,
-    std::function<void(const std::string& why)> on_lost) {
+    LiveView& live, std::function<void(const std::string& why)> on_lost) {
   ServeState state;
   if (config.state.backend != "etcd") {
     std::filesystem::path path = config.state.path;
@@ -72,13 +73,32 @@ Result<std::optional<ServeState>> OpenServeState(
   lo.api = e.advertise.empty() ? "http://" + config.api.listen : e.advertise;
   lo.ttl = std::chrono::duration_cast<std::chrono::seconds>(e.leader_ttl);
   lo.log = [](const std::string& line) { spdlog::info("{}", line); };
+  if (!e.replicas.empty() &&
+      std::find(e.replicas.begin(), e.replicas.end(), lo.replica) == e.replicas.end()) {
+    return Status::InvalidArgument("replica '" + lo.replica +
+                                   "' is not in state.etcd.replicas; name it there, or start "
+                                   "this replica with --replica NAME of one listed");
+  }
   state.leadership = std::make_unique<Leadership>(etcd, lo);
+  ReplicaViewsOptions vo;
+  vo.prefix = e.prefix;
+  vo.replica = lo.replica;
+  for (const RegionConfig& rc : config.regions) vo.regions.push_back(rc.name);
+  vo.ttl = lo.ttl;
+  vo.log = lo.log;
+  state.views = std::make_unique<ReplicaViews>(etcd, vo, live, clock);
+  state.views->Start();
   std::string endpoints;
   for (const std::string& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
   const std::string about = "state etcd " + endpoints + " " + e.prefix + ", replica " + lo.replica;
-  auto leads = StandBy(http, *state.leadership, about);
-  if (!leads.ok()) return leads.status();
-  if (!*leads) return std::optional<ServeState>();
+  {
+    // A standby probes too: its view is one vote on whether a region is unreachable.
+    auto prober = StandbyProber::Start(config, live, clock);
+    if (!prober.ok()) return prober.status();
+    auto leads = StandBy(http, *state.leadership, *state.views, config, about);
+    if (!leads.ok()) return leads.status();
+    if (!*leads) return std::optional<ServeState>();
+  }  // the prober stops here: the leader's CatalogWatch probes from now on
 
   EtcdStoreOptions so;
   so.prefix = e.prefix;

@@ -242,6 +242,10 @@ struct EtcdStateConfig {
   // clients to while it leads. Defaults: the host name and http://<api.listen>.
   std::string replica;
   std::string advertise;
+  // Every replica's name: who votes when a region's silence is fencing evidence (a majority
+  // must agree; orchestrator/region_quorum.h). Required when the policy accepts
+  // old_region_unreachable.
+  std::vector<std::string> replicas;
 };
 
 struct StateConfig {

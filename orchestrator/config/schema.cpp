@@ -105,11 +105,13 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
   return api;
 }
 
-EtcdStateConfig ReadEtcdState(const YamlValue& value) {
+// `quorum_evidence`: the policy accepts old_region_unreachable, which with several replicas is
+// a majority of state.etcd.replicas (orchestrator/region_quorum.h).
+EtcdStateConfig ReadEtcdState(const YamlValue& value, bool quorum_evidence) {
   using namespace std::chrono_literals;
   EtcdStateConfig etcd;
-  auto map = value.Map(
-      {"endpoints", "prefix", "max_txn_ops", "timeout", "leader_ttl", "replica", "advertise"});
+  auto map = value.Map({"endpoints", "prefix", "max_txn_ops", "timeout", "leader_ttl", "replica",
+                        "advertise", "replicas"});
   if (!map) return etcd;
   if (auto v = map->Require("endpoints")) {
     if (auto items = v->List()) {
@@ -138,10 +140,35 @@ EtcdStateConfig ReadEtcdState(const YamlValue& value) {
     map->Get("replica")->Error("must not be empty");
   if (map->Read("advertise", &etcd.advertise) && etcd.advertise.rfind("http", 0) != 0)
     map->Get("advertise")->Error("expected the URL clients reach this replica's API at");
+  if (auto v = map->Get("replicas")) {
+    if (auto items = v->List()) {
+      for (const YamlValue& item : *items) {
+        auto name = item.String();
+        if (!name) continue;
+        if (name->empty()) {
+          item.Error("a replica's name must not be empty");
+        } else if (std::find(etcd.replicas.begin(), etcd.replicas.end(), *name) !=
+                   etcd.replicas.end()) {
+          item.Error("replica '" + *name + "' is listed twice");
+        } else {
+          etcd.replicas.push_back(*name);
+        }
+      }
+      if (items->empty()) v->Error("must list every replica's name (state.etcd.replica)");
+    }
+    if (!etcd.replica.empty() && !etcd.replicas.empty() &&
+        std::find(etcd.replicas.begin(), etcd.replicas.end(), etcd.replica) == etcd.replicas.end())
+      map->Get("replica")->Error("replica '" + etcd.replica + "' is not in state.etcd.replicas");
+  } else if (quorum_evidence) {
+    map->self().Error(
+        "policies.fencing_evidence accepts old_region_unreachable, which with several replicas "
+        "needs a majority of them to agree: list every replica's name in state.etcd.replicas "
+        "(e.g. replicas: [icewarden-a, icewarden-b, icewarden-c])");
+  }
   return etcd;
 }
 
-StateConfig ReadState(const YamlValue& value) {
+StateConfig ReadState(const YamlValue& value, bool quorum_evidence) {
   StateConfig state;
   auto map = value.Map({"backend", "path", "etcd"});
   if (!map) return state;
@@ -156,7 +183,7 @@ StateConfig ReadState(const YamlValue& value) {
     if (!etcd) {
       map->Get("backend")->Error("the etcd backend needs a state.etcd section with endpoints");
     } else {
-      state.etcd = ReadEtcdState(*etcd);
+      state.etcd = ReadEtcdState(*etcd, quorum_evidence);
     }
   } else if (etcd) {
     etcd->Error("is read only with state.backend: etcd");
@@ -272,7 +299,11 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   ProbeSettings default_probe;
   if (auto v = map->Get("policies")) config.policies = ReadPolicies(*v, &default_probe);
   if (auto v = map->Get("api")) config.api = ReadApi(*v, sources);
-  if (auto v = map->Get("state")) config.state = ReadState(*v);
+  if (auto v = map->Get("state")) {
+    const auto& kinds = config.policies.fencing_evidence;
+    config.state = ReadState(
+        *v, std::find(kinds.begin(), kinds.end(), "old_region_unreachable") != kinds.end());
+  }
   config.state.path = ResolvePath(sources, config.state.path);
   if (auto v = map->Require("regions")) config.regions = ReadRegions(*v, default_probe, sources);
   if (auto v = map->Require("ownership")) config.ownership = ReadOwnership(*v, config.regions);

@@ -719,19 +719,54 @@ std::optional<std::string> FailoverService::UnreachableEvidence(const Failover& 
     *why = "no probe has looked at " + f.from;
     return std::nullopt;
   }
-  auto silence = d_.live->Silence(f.from);
-  if (!silence) {
-    *why =
-        f.from + " answered its latest probe round (any answer, even an error, means it is alive)";
-    return std::nullopt;
-  }
   const UnixMillis now = d_.clock->Now();
   const auto needed = d_.config->policies.unreachable_for.count();
-  if (now - silence->since < needed) {
-    *why = f.from + " has been silent for " +
-           FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " of the " +
-           FormatLagDuration(d_.config->policies.unreachable_for) + " policy asks for";
-    return std::nullopt;
+  json evidence = {{"kind", "old_region_unreachable"}, {"region", f.from}, {"window_ms", needed}};
+  if (d_.replica_views) {
+    // Several replicas: a majority of them must each have heard nothing for the window.
+    const QuorumVerdict verdict =
+        JudgeUnreachable(f.from, QuorumRulesFor(*d_.config, f.from), d_.replica_views());
+    if (!verdict.unreachable) {
+      *why = "no quorum yet: " + verdict.why;
+      return std::nullopt;
+    }
+    json observed = json::array();
+    for (const ReplicaVote& v : verdict.by_replica) {
+      json o = {
+          {"replica", v.replica}, {"silent_for_window", v.silent_long_enough}, {"saw", v.saw}};
+      if (v.sight) {
+        o["silent"] = v.sight->silent;
+        o["silent_for_ms"] = v.sight->silent_for_ms;
+        o["silent_rounds"] = v.sight->silent_rounds;
+        o["last_failure"] = v.sight->detail;
+      }
+      observed.push_back(std::move(o));
+    }
+    evidence["quorum"] = {{"votes", verdict.votes},
+                          {"needed", verdict.needed},
+                          {"replicas", d_.config->state.etcd.replicas}};
+    evidence["observed_by"] = std::move(observed);
+    *why = verdict.why;
+  } else {
+    auto silence = d_.live->Silence(f.from);
+    if (!silence) {
+      *why = f.from +
+             " answered its latest probe round (any answer, even an error, means it is alive)";
+      return std::nullopt;
+    }
+    if (now - silence->since < needed) {
+      *why = f.from + " has been silent for " +
+             FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " of the " +
+             FormatLagDuration(d_.config->policies.unreachable_for) + " policy asks for";
+      return std::nullopt;
+    }
+    evidence["silent_since"] = FormatUnixMillis(silence->since);
+    evidence["silent_rounds"] = silence->rounds;
+    evidence["last_failure"] = silence->detail;
+    evidence["observed_by"] = "icewarden (single replica)";
+    *why = f.from + " gave no answer for " +
+           FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " (" +
+           std::to_string(silence->rounds) + " probe rounds: " + silence->detail + ")";
   }
   json tables = json::array();
   if (auto lag = d_.live->Lag()) {
@@ -749,17 +784,8 @@ std::optional<std::string> FailoverService::UnreachableEvidence(const Failover& 
       if (tables.size() >= 1000) break;  // evidence, not an inventory
     }
   }
-  *why = f.from + " gave no answer for " +
-         FormatLagDuration(std::chrono::milliseconds(now - silence->since)) + " (" +
-         std::to_string(silence->rounds) + " probe rounds: " + silence->detail + ")";
-  return DumpJson(json{{"kind", "old_region_unreachable"},
-                       {"region", f.from},
-                       {"silent_since", FormatUnixMillis(silence->since)},
-                       {"silent_rounds", silence->rounds},
-                       {"last_failure", silence->detail},
-                       {"window_ms", needed},
-                       {"observed_by", "icewarden (single replica)"},
-                       {"tables", tables}});
+  evidence["tables"] = std::move(tables);
+  return DumpJson(evidence);
 }
 
 Status CheckReason(const std::string& what, const std::string& reason, bool required) {

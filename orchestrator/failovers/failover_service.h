@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "orchestrator/failovers/guards.h"
+#include "orchestrator/region_quorum.h"
 #include "runbooks/template.h"
 #include "state/failover_machine.h"
 #include "state/status.h"
@@ -94,6 +95,11 @@ struct FailoverServiceDeps {
   const ActionRegistry* actions = nullptr;                            // for plans
   std::function<std::optional<std::string>(const std::string&)> env;  // ${env.NAME}
   std::function<void(const std::string& failover_id)> wake;           // may be empty
+  // With several replicas (state.backend etcd): every replica's view of the regions, this
+  // one's first (orchestrator/cluster/). Set, a region's silence is evidence only when a
+  // majority of state.etcd.replicas agree (orchestrator/region_quorum.h); empty, `live` is
+  // the one vantage point.
+  std::function<std::vector<ReplicaView>()> replica_views;
 };
 
 class FailoverService {

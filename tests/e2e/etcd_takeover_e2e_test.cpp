@@ -14,7 +14,7 @@ class EtcdTakeoverE2eTest : public FailoverE2eTest {
  protected:
   EtcdTakeoverE2eTest() {
     options_.state_yaml = "state:\n  backend: etcd\n  etcd:\n    endpoints: [" + etcd_.url() +
-                          "]\n    max_txn_ops: 1024\n    leader_ttl: 2s\n";
+                          "]\n    max_txn_ops: 1024\n    leader_ttl: 2s\n    replicas: [a, b]\n";
     options_.serve_flags = {"--replica", "a"};
   }
   void SetUp() override {

@@ -60,6 +60,11 @@ state:
     leader_ttl: )" << kTtlSeconds
                           << R"(s
     replica: )" << name << R"(
+    replicas: [replica-a, replica-b]
+policies:
+  unreachable_for: 1s
+  fencing_evidence: [old_region_unreachable, operator]
+  probe: {interval: 200ms, timeout: 150ms}
 regions:
   - name: us-east-1
     catalog_uri: http://127.0.0.1:9/catalog
@@ -110,6 +115,49 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
   EXPECT_EQ(about["role"], "standby");
   EXPECT_EQ(about["leader"]["replica"], "replica-a");
   EXPECT_EQ(about["leader"]["api"], a.url);
+  // Both replicas probe and publish their views (issue 12, item 4): the standby sees the
+  // leader's view change and its own, and both heard nothing from port 9 (the regions'), so a
+  // majority agrees each region is unreachable.
+  json cluster;
+  for (int i = 0; i < 100; ++i) {
+    auto r = Get(b.url, "/api/v1/cluster");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    cluster = json::parse(r->body);
+    if (cluster["quorum"]["us-east-1"]["unreachable"] == true) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(cluster["role"], "standby") << cluster.dump(2);
+  EXPECT_EQ(cluster["leader"]["replica"], "replica-a");
+  ASSERT_EQ(cluster["views"].size(), 2u) << cluster.dump(2);
+  EXPECT_EQ(cluster["views"][0]["replica"], "replica-b");
+  EXPECT_EQ(cluster["views"][0]["self"], true);
+  EXPECT_EQ(cluster["views"][1]["replica"], "replica-a");
+  EXPECT_FALSE(cluster["views"][1]["heard_ms_ago"].is_null()) << cluster.dump(2);
+  EXPECT_EQ(cluster["views"][1]["regions"]["us-east-1"]["silent"], true);
+  EXPECT_EQ(cluster["quorum"]["us-east-1"]["unreachable"], true) << cluster.dump(2);
+  EXPECT_EQ(cluster["quorum"]["us-east-1"]["votes"], 2);
+  // The CLI asks the standby itself (it answers /api/v1/cluster rather than redirecting).
+  CommandResult cluster_cli =
+      RunCommand({IcewardenBinary(), "cluster", "status", "--server", b.url},
+                 {{"ICEWARDEN_TOKEN", "admin-secret-1"}});
+  ASSERT_EQ(cluster_cli.exit_code, 0) << cluster_cli.err;
+  EXPECT_NE(cluster_cli.out.find("asked: replica-b (standby)"), std::string::npos)
+      << cluster_cli.out;
+  EXPECT_NE(cluster_cli.out.find("leader: replica-a at " + a.url), std::string::npos)
+      << cluster_cli.out;
+  EXPECT_NE(cluster_cli.out.find("replica-b (this)"), std::string::npos) << cluster_cli.out;
+  EXPECT_NE(cluster_cli.out.find("YES"), std::string::npos) << cluster_cli.out;
+  EXPECT_NE(cluster_cli.out.find("2 of 2 (a majority is 2)"), std::string::npos) << cluster_cli.out;
+  auto led = Get(a.url, "/api/v1/cluster");
+  ASSERT_TRUE(led);
+  ASSERT_EQ(led->status, 200) << led->body;
+  json leader_view = json::parse(led->body);
+  EXPECT_EQ(leader_view["role"], "leader");
+  EXPECT_EQ(leader_view["lease"]["ttl_s"], kTtlSeconds);
+  EXPECT_LT(leader_view["lease"]["since_renewal_ms"].get<int>(), kTtlSeconds * 1000);
+  EXPECT_EQ(leader_view["views"].size(), 2u) << leader_view.dump(2);
+
   auto regions = Get(b.url, "/api/v1/regions");
   ASSERT_TRUE(regions);
   EXPECT_EQ(regions->status, 307);

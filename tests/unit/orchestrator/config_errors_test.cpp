@@ -180,6 +180,46 @@ ownership: {default_owner: a}
   EXPECT_EQ(ok.config->state.etcd.prefix, "/icewarden/");
 }
 
+TEST(ConfigErrorsTest, EtcdWithUnreachableEvidenceNamesTheReplicasThatVote) {
+  const std::string tail = R"(regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)";
+  const std::string policies = "policies: {fencing_evidence: [old_region_unreachable, operator]}\n";
+  EXPECT_THAT(ErrorsOf(policies +
+                       "state:\n  backend: etcd\n  etcd:\n    endpoints: "
+                       "[http://127.0.0.1:2379]\n" +
+                       tail),
+              ElementsAre("c.yaml:5:5: state.etcd: policies.fencing_evidence accepts "
+                          "old_region_unreachable, which with several replicas needs a majority "
+                          "of them to agree: list every replica's name in state.etcd.replicas "
+                          "(e.g. replicas: [icewarden-a, icewarden-b, icewarden-c])"));
+  EXPECT_THAT(
+      ErrorsOf(policies + R"(state:
+  backend: etcd
+  etcd:
+    endpoints: [http://127.0.0.1:2379]
+    replica: d
+    replicas: [a, b, a, ""]
+)" + tail),
+      ElementsAre("c.yaml:6:14: state.etcd.replica: replica 'd' is not in "
+                  "state.etcd.replicas",
+                  "c.yaml:7:22: state.etcd.replicas[2]: replica 'a' is listed twice",
+                  "c.yaml:7:25: state.etcd.replicas[3]: a replica's name must not be empty"));
+  ConfigLoad ok = ParseConfig(policies + R"(state:
+  backend: etcd
+  etcd:
+    endpoints: [http://127.0.0.1:2379]
+    replicas: [a, b, c]
+)" + tail,
+                              "c.yaml", EnvOf({}));
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().ToString();
+  EXPECT_EQ(ok.config->state.etcd.replicas, (std::vector<std::string>{"a", "b", "c"}));
+  // Without the evidence kind nothing votes, and the list may be left out.
+  EXPECT_THAT(
+      ErrorsOf("state:\n  backend: etcd\n  etcd:\n    endpoints: [http://127.0.0.1:2379]\n" + tail),
+      ::testing::IsEmpty());
+}
+
 TEST(ConfigErrorsTest, RegionNamesMustBeUniqueAndWellFormed) {
   EXPECT_THAT(ErrorsOf(Yaml(R"(
 regions:

@@ -102,6 +102,14 @@ class FailoverServiceTest : public ::testing::Test {
     d.wake = [this](const std::string& id) {
       if (runner_) runner_->Wake(id);
     };
+    if (!replicas_.empty()) {
+      config_.state.backend = "etcd";
+      config_.state.etcd.replicas = replicas_;
+      d.replica_views = [this] {
+        std::lock_guard lock(views_mu_);
+        return views_;
+      };
+    }
     service_ = std::make_unique<FailoverService>(d);
     FailoverRunnerDeps r;
     r.store = store_.get();
@@ -205,6 +213,16 @@ class FailoverServiceTest : public ::testing::Test {
     }
     return false;
   }
+
+  // Set before Build: several replicas vote (state.etcd.replicas), and what each one's view
+  // says (SetViews, under views_mu_: the runner reads them on its thread).
+  std::vector<std::string> replicas_;
+  void SetViews(std::vector<ReplicaView> views) {
+    std::lock_guard lock(views_mu_);
+    views_ = std::move(views);
+  }
+  std::mutex views_mu_;
+  std::vector<ReplicaView> views_;
 
   // The promote section's steps, as YAML; set before Build.
   std::string promote_ = "  - {id: move, action: fake.idem, params: {}}\n";

@@ -319,6 +319,68 @@ TEST_F(FailoverServiceTest, SilenceLongEnoughIsUnreachableEvidence) {
   EXPECT_NE(Get(id).fencing->evidence_json.find("silent_since"), std::string::npos);
 }
 
+// What replica `name` says of us-east-1: silent for `silent_ms` (0: it answered), its view
+// last changed `heard_ms` ago on the leader's clock (nullopt: not seen to change).
+ReplicaView ViewOfUs(const std::string& name, std::int64_t silent_ms,
+                     std::optional<std::int64_t> heard_ms) {
+  ReplicaView v;
+  v.replica = name;
+  v.heard_ms_ago = heard_ms;
+  RegionSight s;
+  s.probed = true;
+  s.round_age_ms = 100;
+  if (silent_ms > 0) {
+    s.silent = true;
+    s.silent_for_ms = silent_ms;
+    s.silent_rounds = static_cast<int>(silent_ms / 1000);
+    s.detail = "connection refused";
+  }
+  v.regions[kUs] = s;
+  return v;
+}
+
+TEST_F(FailoverServiceTest, WithSeveralReplicasSilenceIsEvidenceOnlyWhenAMajorityHeardNothing) {
+  replicas_ = {"a", "b", "c"};
+  Build("  - {id: quiet, action: fence.catalog_quiet, params: {outcomes: [failed]}}\n");
+  runner_->Start();
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  // The leader's own silence, however long, is one vote of three.
+  live_.PublishSilence(kUs, RegionSilence{clock_->Now() - 60'000, 60, "connection refused"});
+  SetViews({ViewOfUs("a", 60'000, 0), ViewOfUs("b", 0, 400), ViewOfUs("c", 0, 700)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing) << "a partition around the leader is no evidence";
+  std::string why;
+  EXPECT_FALSE(service_->UnreachableEvidence(Get(id), &why));
+  EXPECT_NE(why.find("1 of 3 replicas heard nothing from us-east-1"), std::string::npos) << why;
+  EXPECT_NE(why.find("b: answered"), std::string::npos) << why;
+  // b's view says silent, but it has not been seen to change (b may have died with it), or it
+  // was silent for less than the window: no vote either way.
+  SetViews(
+      {ViewOfUs("a", 60'000, 0), ViewOfUs("b", 60'000, std::nullopt), ViewOfUs("c", 9'000, 300)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing);
+  // A view from a replica that is not in state.etcd.replicas never votes.
+  SetViews({ViewOfUs("a", 60'000, 0), ViewOfUs("z", 60'000, 100), ViewOfUs("c", 9'000, 300)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Get(id).phase, P::kFencing);
+  // c's silence reaches the window: two of three.
+  SetViews({ViewOfUs("a", 60'000, 0), ViewOfUs("b", 0, 400), ViewOfUs("c", 10'500, 300)});
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  ASSERT_TRUE(Get(id).fencing);
+  EXPECT_EQ(Get(id).fencing->kind, FencingKind::kEvidenceUnreachable);
+  nlohmann::json evidence = nlohmann::json::parse(Get(id).fencing->evidence_json);
+  EXPECT_EQ(evidence["quorum"]["votes"], 2) << evidence.dump(2);
+  EXPECT_EQ(evidence["quorum"]["needed"], 2);
+  ASSERT_EQ(evidence["observed_by"].size(), 3u) << evidence.dump(2);
+  EXPECT_EQ(evidence["observed_by"][0]["replica"], "a");
+  EXPECT_EQ(evidence["observed_by"][0]["silent_for_window"], true);
+  EXPECT_EQ(evidence["observed_by"][1]["replica"], "b");
+  EXPECT_EQ(evidence["observed_by"][1]["saw"], "answered");
+  EXPECT_EQ(evidence["observed_by"][2]["silent_for_ms"], 10'500);
+}
+
 TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
   Build("  - {id: gate, action: fake.idem, params: {}}\n");
   runner_->Start();
