@@ -12,12 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
-  if (j[key].is_string()) return j[key].get<std::string>();
-  return j[key].dump();
-}
-
 std::string Seconds(std::int64_t ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
@@ -42,24 +36,24 @@ int CmdClusterStatus(const ClientOptions& o) {
     std::cout << c.dump(2) << "\n";
     return kExitOk;
   }
-  if (Str(c, "role") == "single") {
+  if (FieldText(c, "role") == "single") {
     std::cout << "single replica (state.backend sqlite): no cluster, no quorum\n";
     return kExitOk;
   }
-  std::cout << "asked: " << Str(c, "replica") << " (" << Str(c, "role") << ")\n";
+  std::cout << "asked: " << FieldText(c, "replica") << " (" << FieldText(c, "role") << ")\n";
   const json leader = c.value("leader", json());
   if (leader.is_object()) {
-    std::cout << "leader: " << Str(leader, "replica") << " at " << Str(leader, "api") << ", term "
-              << Str(leader, "term");
+    std::cout << "leader: " << FieldText(leader, "replica") << " at " << FieldText(leader, "api")
+              << ", term " << FieldText(leader, "term");
     if (c.contains("lease"))
       std::cout << "; lease renewed " << Seconds(c["lease"].value("since_renewal_ms", 0))
                 << " ago, may act for " << Seconds(c["lease"].value("may_act_for_ms", 0));
     std::cout << "\n";
   } else {
     std::cout << "leader: none right now" << (c.contains("etcd_error") ? " (etcd: " : "")
-              << (c.contains("etcd_error") ? Str(c, "etcd_error") + ")" : "") << "\n";
+              << (c.contains("etcd_error") ? FieldText(c, "etcd_error") + ")" : "") << "\n";
   }
-  if (c.contains("views_error")) std::cout << "views: " << Str(c, "views_error") << "\n";
+  if (c.contains("views_error")) std::cout << "views: " << FieldText(c, "views_error") << "\n";
 
   const json views = c.value("views", json::array());
   std::vector<std::string> regions;
@@ -69,7 +63,7 @@ int CmdClusterStatus(const ClientOptions& o) {
   header.insert(header.end(), regions.begin(), regions.end());
   TextTable t(header);
   for (const json& v : views) {
-    std::string name = Str(v, "replica");
+    std::string name = FieldText(v, "replica");
     if (v.value("self", false)) name += " (this)";
     if (!v.value("configured", true)) name += " (not in state.etcd.replicas)";
     std::vector<std::string> row{name,
@@ -87,8 +81,9 @@ int CmdClusterStatus(const ClientOptions& o) {
   for (const std::string& region : regions) {
     const json& r = c["quorum"][region];
     q.AddRow({region, r.value("unreachable", false) ? "YES" : "no",
-              Str(r, "votes") + " of " + std::to_string(c.value("replicas", json::array()).size()) +
-                  " (a majority is " + Str(r, "needed") + ")"});
+              FieldText(r, "votes") + " of " +
+                  std::to_string(c.value("replicas", json::array()).size()) + " (a majority is " +
+                  FieldText(r, "needed") + ")"});
   }
   q.Print(std::cout);
   return kExitOk;

@@ -134,4 +134,10 @@ bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
   return ok && (res || stop || std::chrono::steady_clock::now() >= deadline);
 }
 
+std::string FieldText(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump();
+}
+
 }  // namespace icewarden

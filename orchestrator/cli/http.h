@@ -32,4 +32,8 @@ struct ServerEvent {
 bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
                 const std::function<bool(const ServerEvent&)>& on_event);
 
+// A field of an API answer as text for a table: a string as it is, anything else as JSON,
+// "-" when absent or null.
+std::string FieldText(const nlohmann::json& j, const char* key);
+
 }  // namespace icewarden

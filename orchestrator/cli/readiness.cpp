@@ -12,17 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
-  if (j[key].is_string()) return j[key].get<std::string>();
-  return j[key].dump();
-}
-
 }  // namespace
 
 void PrintRouteReadiness(std::ostream& out, const json& r) {
-  out << "Readiness of route " << Str(r, "route");
-  if (r.contains("checked_at")) out << " (checked " << Str(r, "checked_at") << ")";
+  out << "Readiness of route " << FieldText(r, "route");
+  if (r.contains("checked_at")) out << " (checked " << FieldText(r, "checked_at") << ")";
   const json ready = r.value("ready", json());
   if (ready.is_boolean() && ready.get<bool>()) {
     out << ": ready\n";
@@ -44,8 +38,9 @@ int CmdReadiness(const ClientOptions& o) {
   TextTable t({"ROUTE", "KIND", "FROM", "TO", "SCOPE", "READY", "CHECKED", "REASONS"});
   const json routes = a.body.value("routes", json::array());
   for (const json& r : routes)
-    t.AddRow({Str(r, "route"), Str(r, "kind"), Str(r, "from"), Str(r, "to"), Str(r, "scope"),
-              r.value("ready", false) ? "yes" : "NO", Str(r, "checked_at"),
+    t.AddRow({FieldText(r, "route"), FieldText(r, "kind"), FieldText(r, "from"), FieldText(r, "to"),
+              FieldText(r, "scope"), r.value("ready", false) ? "yes" : "NO",
+              FieldText(r, "checked_at"),
               std::to_string(r.value("reasons", json::array()).size())});
   t.Print(std::cout);
   for (const json& r : routes) {
