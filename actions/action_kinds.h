@@ -12,7 +12,7 @@ Status registerAlertActions(ActionRegistry& r,
 Status registerDnsActions(ActionRegistry& r, const ActionEnv& env);      // dns.rfc2136, verify.dns
 Status registerControlActions(ActionRegistry& r, const ActionEnv& env);  // wait
 // ownership.transfer, verify.catalog_healthy, verify.replica_caught_up, fence.catalog_quiet,
-// switchover.demotion_token
+// verify.ownership_markers, switchover.demotion_token
 Status registerCatalogActions(ActionRegistry& r, const ActionEnv& env);
 
 }  // namespace icewarden

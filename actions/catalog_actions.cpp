@@ -174,8 +174,9 @@ std::unique_ptr<Action> MakeOwnershipTransferAction(const ActionEnv& env) {
 }
 
 Status registerCatalogActions(ActionRegistry& r, const ActionEnv& env) {
-  for (auto* make : {&MakeOwnershipTransferAction, &MakeCatalogHealthyCheck,
-                     &MakeReplicaCaughtUpCheck, &MakeCatalogQuietFence, &MakeDemotionTokenAction}) {
+  for (auto* make :
+       {&MakeOwnershipTransferAction, &MakeCatalogHealthyCheck, &MakeReplicaCaughtUpCheck,
+        &MakeCatalogQuietFence, &MakeOwnershipMarkersCheck, &MakeDemotionTokenAction}) {
     if (Status s = r.Register((*make)(env)); !s.ok()) return s;
   }
   return Status::Ok();

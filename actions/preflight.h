@@ -14,7 +14,8 @@
 //   ownership.transfer       the target region's catalog accepts our credentials
 //                            (GET /v1/config through the catalog client)
 //   verify.catalog_healthy,  the named region's catalog accepts our credentials
-//   verify.replica_caught_up
+//   verify.replica_caught_up,
+//   verify.ownership_markers
 // fence.catalog_quiet has no preflight on purpose: it watches the old owner, which is
 // usually down when a failover is needed; requiring it to answer would make every route
 // unready exactly when it is wanted.

@@ -11,9 +11,13 @@ using nlohmann::json;
 
 // Steps that only read (catalogs, DNS, the store) or whose effect is bounded by the scope,
 // which in a shadow run is the canary namespace.
-const std::set<std::string> kScopeBounded = {"fence.catalog_quiet",       "verify.catalog_healthy",
-                                             "verify.replica_caught_up",  "ownership.transfer",
-                                             "switchover.demotion_token", "wait"};
+const std::set<std::string> kScopeBounded = {"fence.catalog_quiet",
+                                             "verify.catalog_healthy",
+                                             "verify.replica_caught_up",
+                                             "ownership.transfer",
+                                             "switchover.demotion_token",
+                                             "verify.ownership_markers",
+                                             "wait"};
 
 }  // namespace
 

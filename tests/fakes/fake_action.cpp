@@ -137,6 +137,8 @@ ActionRegistry FakeBuiltinRegistry() {
                        {"expect_status", Int()}});
   add("verify.catalog_healthy", {{"region", Str(true)}});
   add("verify.replica_caught_up", {{"region", Str(true)}, {"max_lag", Str()}});
+  add("verify.ownership_markers",
+      {{"region", Str()}, {"scope", Str()}, {"allow_missing", Bool()}, {"concurrency", Int()}});
   add("switchover.demotion_token", {{"region", Str()},
                                     {"owner", Str()},
                                     {"scope", Str()},

@@ -22,13 +22,15 @@ std::vector<std::string> Paths(const std::vector<ParamError>& errors) {
   return out;
 }
 
-TEST(CatalogActionsTest, RegistersTheFiveKinds) {
+TEST(CatalogActionsTest, RegistersTheSixKinds) {
   ActionRegistry registry;
   ASSERT_TRUE(registerCatalogActions(registry, ActionEnv{}).ok());
   EXPECT_EQ(registry.Kinds(),
             (std::vector<std::string>{"fence.catalog_quiet", "ownership.transfer",
                                       "switchover.demotion_token", "verify.catalog_healthy",
-                                      "verify.replica_caught_up"}));
+                                      "verify.ownership_markers", "verify.replica_caught_up"}));
+  EXPECT_TRUE(registry.Find("verify.ownership_markers")->idempotent());
+  EXPECT_FALSE(registry.Find("verify.ownership_markers")->has_compensation());
   EXPECT_TRUE(registry.Find("switchover.demotion_token")->idempotent());
   EXPECT_FALSE(registry.Find("switchover.demotion_token")->has_compensation());
   EXPECT_TRUE(registry.Find("ownership.transfer")->idempotent());
@@ -79,6 +81,30 @@ TEST(CatalogActionsTest, ChecksValidatePaths) {
   EXPECT_EQ(Paths(quiet->Validate(json{{"window", "31d"}})), std::vector<std::string>{"window"});
 }
 
+TEST(CatalogActionsTest, OwnershipMarkersValidatePaths) {
+  auto markers = MakeOwnershipMarkersCheck({});
+  EXPECT_TRUE(markers->Validate(json::object()).empty());
+  EXPECT_TRUE(markers->Validate(nullptr).empty());
+  EXPECT_TRUE(markers
+                  ->Validate(json{{"region", "us-east-1"},
+                                  {"scope", "owner:eu-central-1"},
+                                  {"allow_missing", true},
+                                  {"concurrency", 256}})
+                  .empty());
+  EXPECT_EQ(Paths(markers->Validate(json{{"region", ""}})), std::vector<std::string>{"region"});
+  EXPECT_EQ(Paths(markers->Validate(json{{"region", 7}})), std::vector<std::string>{"region"});
+  EXPECT_EQ(Paths(markers->Validate(json{{"scope", "eu.*"}})), std::vector<std::string>{"scope"});
+  EXPECT_EQ(Paths(markers->Validate(json{{"concurrency", 0}})),
+            std::vector<std::string>{"concurrency"});
+  EXPECT_EQ(Paths(markers->Validate(json{{"max_lag", "1s"}})), std::vector<std::string>{"max_lag"});
+  auto errors = markers->Validate(json{{"allow_missing", "yes"}, {"concurrency", 257}});
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].path, "allow_missing");
+  EXPECT_EQ(errors[0].message, "must be true or false");
+  EXPECT_EQ(errors[1].message, "must be between 1 and 256, not 257");
+  EXPECT_EQ(Paths(markers->Validate(json::array())), std::vector<std::string>{""});
+}
+
 TEST(CatalogActionsTest, PlanLinesSayWhatRunWouldDo) {
   EXPECT_EQ(MakeOwnershipTransferAction({})->Plan(json{{"scope", "namespace:eu.*"}}),
             "move every table of namespace:eu.* owned by the 'from' region to the 'to' region "
@@ -94,6 +120,17 @@ TEST(CatalogActionsTest, PlanLinesSayWhatRunWouldDo) {
   EXPECT_EQ(MakeCatalogQuietFence({})->Plan(json{{"window", "30s"}, {"region", "us-east-1"}}),
             "watch us-east-1's catalog for 30s (a poll every 1s) and fail on any new commit to "
             "a table of the failover's scope, or when a table cannot be observed");
+  EXPECT_EQ(MakeOwnershipMarkersCheck({})->Plan(json::object()),
+            "check the icewarden.owner/icewarden.epoch markers in the 'to' region's catalog "
+            "against the store for every table of the failover's scope: none at an epoch lower "
+            "or higher than the store's, none naming another owner at the store's epoch, and one "
+            "on every table a failover moved to the 'to' region");
+  EXPECT_EQ(MakeOwnershipMarkersCheck({})->Plan(json{
+                {"region", "eu-central-1"}, {"scope", "namespace:eu"}, {"allow_missing", true}}),
+            "check the icewarden.owner/icewarden.epoch markers in eu-central-1's catalog against "
+            "the store for every table of namespace:eu: none at an epoch lower or higher than the "
+            "store's, none naming another owner at the store's epoch, and tables without a marker "
+            "allowed");
 }
 
 class TransferStoreTest : public ::testing::Test {

@@ -34,7 +34,7 @@ class CliRunbookTest : public ::testing::Test {
 TEST_F(CliRunbookTest, ValidateOkSaysHowManyStepsPerSection) {
   std::string file = Example("gateway-switchover.yaml");
   EXPECT_EQ(RunbookValidateCommand(file, registry_, out_, err_), kExitOk);
-  EXPECT_EQ(out_.str(), file + ": ok (11 steps: fence 4, promote 4, verify 2, compensate 1)\n");
+  EXPECT_EQ(out_.str(), file + ": ok (12 steps: fence 4, promote 4, verify 3, compensate 1)\n");
   EXPECT_THAT(err_.str(), IsEmpty());
 }
 
@@ -63,7 +63,7 @@ TEST_F(CliRunbookTest, PlanPrintsTheStepsWithSecretsMasked) {
   o.output = "json";
   EXPECT_EQ(RunbookPlanCommand(o, registry_, Env, json_out, err_), kExitOk);
   auto j = nlohmann::json::parse(json_out.str());
-  EXPECT_EQ(j["steps"].size(), 11u);
+  EXPECT_EQ(j["steps"].size(), 12u);
   EXPECT_THAT(json_out.str(), ::testing::Not(HasSubstr("TOP-SECRET")));
 }
 
