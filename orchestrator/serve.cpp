@@ -306,7 +306,7 @@ int CmdServe(const ServeOptions& options) {
   api.SetDashboard(&dashboard);
   if ((*state)->leadership && (*state)->views) {
     api.SetClusterStatus([&state, &config] {
-      return ClusterStatusJson("leader", *(*state)->leadership, *(*state)->views, config);
+      return ClusterStatusJson(*(*state)->leadership, *(*state)->views, config);
     });
   }
 

@@ -50,8 +50,9 @@ int CmdClusterStatus(const ClientOptions& o) {
                 << " ago, may act for " << Seconds(c["lease"].value("may_act_for_ms", 0));
     std::cout << "\n";
   } else {
-    std::cout << "leader: none right now" << (c.contains("etcd_error") ? " (etcd: " : "")
-              << (c.contains("etcd_error") ? FieldText(c, "etcd_error") + ")" : "") << "\n";
+    std::cout << "leader: none right now";
+    if (c.contains("etcd_error")) std::cout << " (etcd: " << FieldText(c, "etcd_error") << ")";
+    std::cout << "\n";
   }
   if (c.contains("views_error")) std::cout << "views: " << FieldText(c, "views_error") << "\n";
 

@@ -10,18 +10,13 @@ namespace icewarden {
 
 using nlohmann::json;
 
-json ClusterStatusJson(const std::string& role, Leadership& leadership, const ReplicaViews& views,
-                       const Config& config) {
-  json out = {{"role", role}, {"replica", leadership.options().replica}};
+json ClusterStatusJson(Leadership& leadership, const ReplicaViews& views, const Config& config) {
+  const auto lease = leadership.Lease();
+  json out = {{"role", lease ? "leader" : "standby"}, {"replica", leadership.options().replica}};
   auto leader = leadership.Leader();
-  if (leader.ok() && leader->has_value()) {
-    out["leader"] = {
-        {"replica", (*leader)->replica}, {"api", (*leader)->api}, {"term", (*leader)->term}};
-  } else {
-    out["leader"] = nullptr;
-    if (!leader.ok()) out["etcd_error"] = leader.status().ToString();
-  }
-  if (auto lease = leadership.Lease()) {
+  out["leader"] = leader.ok() ? LeaderJson(*leader) : json(nullptr);
+  if (!leader.ok()) out["etcd_error"] = leader.status().ToString();
+  if (lease) {
     out["lease"] = {{"ttl_s", leadership.options().ttl.count()},
                     {"since_renewal_ms", lease->since_renewal.count()},
                     {"may_act_for_ms", lease->may_act_for.count()}};

@@ -145,6 +145,11 @@ std::optional<Leadership::LeaseAge> Leadership::Lease() const {
                       nanoseconds(std::max<std::int64_t>(until - now, 0)))};
 }
 
+json LeaderJson(const std::optional<LeaderInfo>& leader) {
+  if (!leader) return nullptr;
+  return {{"replica", leader->replica}, {"api", leader->api}, {"term", leader->term}};
+}
+
 Result<std::optional<LeaderInfo>> Leadership::Leader() {
   auto r = etcd_->Range(options_.key);
   if (!r.ok()) return r.status();

@@ -26,6 +26,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "state/etcd_client.h"
 #include "state/etcd_leader.h"
 
@@ -36,6 +38,9 @@ struct LeaderInfo {
   std::string api;        // the URL clients reach the leader's API at
   std::int64_t term = 0;  // the key's create revision: the term's fencing token
 };
+
+// {"replica", "api", "term"}, or null for nobody: how the API shows who leads.
+nlohmann::json LeaderJson(const std::optional<LeaderInfo>& leader);
 
 struct LeadershipOptions {
   std::string key;      // "<prefix>leader"

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <future>
 
 #include "health/asio_timers.h"
@@ -25,6 +26,11 @@ using nlohmann::json;
 using Steady = std::chrono::steady_clock;
 
 std::string ViewsPrefix(const std::string& prefix) { return prefix + "views/"; }
+
+// What a peer's view may bring into memory, whatever was put under the prefix: a view of a
+// few regions is a few hundred bytes, and a failure's detail is one sentence.
+constexpr std::size_t kMaxViewBytes = 64 * 1024;
+constexpr std::size_t kMaxDetailBytes = 256;
 
 }  // namespace
 
@@ -134,8 +140,16 @@ void ReplicaViews::Tick() {
     for (const EtcdKeyValue& kv : range->kvs) {
       const std::string name = kv.key.substr(prefix.size());
       if (name == options_.replica) continue;
+      if (kv.value.size() > kMaxViewBytes) continue;  // not a view: no vote
       auto view = ParseViewJson(kv.value);
-      if (!view || view->replica != name) continue;  // not a view: no vote
+      if (!view || view->replica != name) continue;
+      // Only the regions this replica's config names are judged.
+      std::erase_if(view->regions, [&](const auto& entry) {
+        return std::find(options_.regions.begin(), options_.regions.end(), entry.first) ==
+               options_.regions.end();
+      });
+      for (auto& [region, sight] : view->regions)
+        if (sight.detail.size() > kMaxDetailBytes) sight.detail.resize(kMaxDetailBytes);
       Peer peer;
       peer.view = std::move(*view);
       peer.mod_revision = kv.mod_revision;
@@ -165,7 +179,6 @@ std::vector<ReplicaView> ReplicaViews::Snapshot() const {
   std::lock_guard lock(mu_);
   for (const auto& [name, peer] : peers_) {
     ReplicaView view = peer.view;
-    view.heard_ms_ago.reset();
     if (peer.changed_at) {
       view.heard_ms_ago =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - *peer.changed_at).count();

@@ -106,11 +106,11 @@ class StandbyProber {
   std::unique_ptr<Loop> loop_;
 };
 
-// GET /api/v1/cluster, on the leader and on a standby alike: this replica's role ("leader" or
-// "standby"), the leader as etcd says, this replica's lease while it leads, every replica's
-// view and, per region, what a quorum makes of them (cluster_status.cpp).
-nlohmann::json ClusterStatusJson(const std::string& role, Leadership& leadership,
-                                 const ReplicaViews& views, const Config& config);
+// GET /api/v1/cluster, on the leader and on a standby alike: this replica's role ("leader" while
+// it keeps a lease, else "standby"), the leader as etcd says, this replica's lease while it
+// leads, every replica's view and, per region, what a quorum makes of them (cluster_status.cpp).
+nlohmann::json ClusterStatusJson(Leadership& leadership, const ReplicaViews& views,
+                                 const Config& config);
 
 // One region's sight as JSON: {probed, silent, silent_for_ms, silent_rounds, detail,
 // round_age_ms}, in the views and in GET /api/v1/cluster alike.

@@ -10,11 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-json LeaderJson(const std::optional<LeaderInfo>& leader) {
-  if (!leader) return nullptr;
-  return {{"replica", leader->replica}, {"api", leader->api}, {"term", leader->term}};
-}
-
 std::string PathOf(const std::string& target) { return target.substr(0, target.find('?')); }
 
 }  // namespace
@@ -26,7 +21,7 @@ std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leaders
     const std::string path = PathOf(req.target);
     if (path == "/healthz") return JsonResponse(200, json{{"ok", true}});
     if (path == "/api/v1/cluster")
-      return JsonResponse(200, ClusterStatusJson("standby", leadership, views, config));
+      return JsonResponse(200, ClusterStatusJson(leadership, views, config));
     auto leader = leadership.Leader();
     json about = {{"role", "standby"}, {"replica", leadership.options().replica}};
     if (leader.ok()) {

@@ -24,11 +24,16 @@ std::string HostName() {
   return name;
 }
 
-// Serves the standby answers until Campaign wins (true) or a signal stops the server (false).
-// A replica that wins at once never stands by.
+// Probes every region into `live` and serves the standby answers until Campaign wins (true) or
+// a signal stops the server (false). A replica that wins at once never stands by, nor probes
+// here: its CatalogWatch does.
 Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
-                     const ReplicaViews& views, const Config& config, const std::string& about) {
+                     const ReplicaViews& views, const Config& config, LiveView& live,
+                     std::shared_ptr<Clock> clock, const std::string& about) {
   if (leadership.TryLead()) return true;
+  // A standby's view is one vote on whether a region is unreachable.
+  auto prober = StandbyProber::Start(config, live, std::move(clock));
+  if (!prober.ok()) return prober.status();
   HttpServer server(http, StandbyHandler(leadership, views, config));
   if (Status s = server.Listen(); !s.ok()) {
     return s.WithMessage("standby: cannot listen on " + http.host + ":" +
@@ -91,14 +96,9 @@ Result<std::optional<ServeState>> OpenServeState(
   std::string endpoints;
   for (const std::string& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
   const std::string about = "state etcd " + endpoints + " " + e.prefix + ", replica " + lo.replica;
-  {
-    // A standby probes too: its view is one vote on whether a region is unreachable.
-    auto prober = StandbyProber::Start(config, live, clock);
-    if (!prober.ok()) return prober.status();
-    auto leads = StandBy(http, *state.leadership, *state.views, config, about);
-    if (!leads.ok()) return leads.status();
-    if (!*leads) return std::optional<ServeState>();
-  }  // the prober stops here: the leader's CatalogWatch probes from now on
+  auto leads = StandBy(http, *state.leadership, *state.views, config, live, clock, about);
+  if (!leads.ok()) return leads.status();
+  if (!*leads) return std::optional<ServeState>();
 
   EtcdStoreOptions so;
   so.prefix = e.prefix;

@@ -43,8 +43,10 @@ class ServeLeaderTest : public ::testing::Test {
     std::unique_ptr<Subprocess> process;
   };
 
-  // Starts replica `name` on its own port and returns the first line it printed.
-  std::string Start(Replica& r, const std::string& name) {
+  // Starts replica `name` on its own port and returns the first line it printed. Both regions'
+  // catalogs are a dead port unless `eu_catalog` names another for eu-central-1.
+  std::string Start(Replica& r, const std::string& name,
+                    const std::string& eu_catalog = "http://127.0.0.1:9/catalog") {
     r.name = name;
     const int port = FreePort();
     r.url = "http://127.0.0.1:" + std::to_string(port);
@@ -60,7 +62,7 @@ state:
     leader_ttl: )" << kTtlSeconds
                           << R"(s
     replica: )" << name << R"(
-    replicas: [replica-a, replica-b]
+    replicas: [replica-a, replica-b, replica-c]
 policies:
   unreachable_for: 1s
   fencing_evidence: [old_region_unreachable, operator]
@@ -69,7 +71,8 @@ regions:
   - name: us-east-1
     catalog_uri: http://127.0.0.1:9/catalog
   - name: eu-central-1
-    catalog_uri: http://127.0.0.1:9/catalog
+    catalog_uri: )" << eu_catalog
+                          << R"(
 ownership:
   default_owner: us-east-1
 )";
@@ -96,7 +99,7 @@ ownership:
 
   EtcdMember etcd_;
   std::string dir_;
-  Replica replicas_[2];
+  Replica replicas_[3];
 };
 
 TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKilled) {
@@ -137,6 +140,7 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
   EXPECT_EQ(cluster["views"][1]["regions"]["us-east-1"]["silent"], true);
   EXPECT_EQ(cluster["quorum"]["us-east-1"]["unreachable"], true) << cluster.dump(2);
   EXPECT_EQ(cluster["quorum"]["us-east-1"]["votes"], 2);
+  EXPECT_EQ(cluster["quorum"]["us-east-1"]["needed"], 2) << "a majority of the three listed";
   // The CLI asks the standby itself (it answers /api/v1/cluster rather than redirecting).
   CommandResult cluster_cli =
       RunCommand({IcewardenBinary(), "cluster", "status", "--server", b.url},
@@ -148,7 +152,7 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
       << cluster_cli.out;
   EXPECT_NE(cluster_cli.out.find("replica-b (this)"), std::string::npos) << cluster_cli.out;
   EXPECT_NE(cluster_cli.out.find("YES"), std::string::npos) << cluster_cli.out;
-  EXPECT_NE(cluster_cli.out.find("2 of 2 (a majority is 2)"), std::string::npos) << cluster_cli.out;
+  EXPECT_NE(cluster_cli.out.find("2 of 3 (a majority is 2)"), std::string::npos) << cluster_cli.out;
   auto led = Get(a.url, "/api/v1/cluster");
   ASSERT_TRUE(led);
   ASSERT_EQ(led->status, 200) << led->body;
@@ -226,6 +230,62 @@ TEST_F(ServeLeaderTest, ALeaderPausedPastItsLeaseStopsWhenItRunsAgainAndItsWrite
   auto direct = Get(b.url, "/api/v1/regions");
   ASSERT_TRUE(direct);
   EXPECT_EQ(direct->status, 200);
+}
+
+// Issue 12, item 4, with real processes: the leader is cut off from one region (its config
+// points eu-central-1 at a dead port) while the other two replicas hear it. The leader's own
+// silence is one vote of three, so eu-central-1 is not unreachable, which is what the
+// old_region_unreachable evidence reads; us-east-1, which nobody hears, is.
+TEST_F(ServeLeaderTest, ALeaderCutOffFromARegionThatTheOthersHearIsOneVoteAndNoQuorum) {
+  httplib::Server catalog;  // any answer is life (DESIGN.md rule 7)
+  catalog.Get(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"defaults": {}, "overrides": {}})", "application/json");
+  });
+  const int catalog_port = catalog.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(catalog_port, 0);
+  std::thread serving([&] { catalog.listen_after_bind(); });
+  const std::string live = "http://127.0.0.1:" + std::to_string(catalog_port) + "/catalog";
+
+  Replica& a = replicas_[0];
+  std::string first = Start(a, "replica-a");  // eu-central-1 at the dead port
+  ASSERT_NE(first.find("serving"), std::string::npos) << first;
+  ASSERT_NE(Start(replicas_[1], "replica-b", live).find("standby"), std::string::npos);
+  ASSERT_NE(Start(replicas_[2], "replica-c", live).find("standby"), std::string::npos);
+
+  // Whatever else lies under the views' prefix is no view and no vote: a key whose view names
+  // another replica (replica-z claims to be b, silent on eu), a value too large to be a view.
+  EtcdClient etcd(EtcdClientOptions{{etcd_.url()}});
+  const std::string silent_us =
+      R"({"probed": true, "silent": true, "silent_for_ms": 60000, "silent_rounds": 60,
+          "detail": "x", "round_age_ms": 0})";
+  ASSERT_TRUE(
+      etcd.Put("/icewarden/views/replica-z",
+               R"({"replica": "replica-b", "regions": {"eu-central-1": )" + silent_us + "}}")
+          .ok());
+  ASSERT_TRUE(etcd.Put("/icewarden/views/replica-y", std::string(70 * 1024, ' ')).ok());
+  json cluster;
+  for (int i = 0; i < 150; ++i) {
+    auto r = Get(a.url, "/api/v1/cluster");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    cluster = json::parse(r->body);
+    if (cluster["quorum"]["us-east-1"]["votes"] == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  catalog.stop();
+  serving.join();
+  EXPECT_EQ(cluster["role"], "leader") << cluster.dump(2);
+  ASSERT_EQ(cluster["quorum"]["us-east-1"]["votes"], 3) << cluster.dump(2);
+  EXPECT_EQ(cluster["quorum"]["us-east-1"]["unreachable"], true);
+  const json& eu = cluster["quorum"]["eu-central-1"];
+  EXPECT_EQ(eu["unreachable"], false) << eu.dump(2);
+  EXPECT_EQ(eu["votes"], 1);
+  ASSERT_EQ(eu["by_replica"].size(), 3u);
+  EXPECT_EQ(eu["by_replica"][0]["replica"], "replica-a");
+  EXPECT_EQ(eu["by_replica"][0]["silent_for_window"], true) << "the leader hears nothing";
+  EXPECT_EQ(eu["by_replica"][1]["saw"], "answered");
+  EXPECT_EQ(eu["by_replica"][2]["saw"], "answered");
+  EXPECT_EQ(cluster["views"].size(), 3u) << "replica-z and replica-y are not views";
 }
 
 }  // namespace
