@@ -21,14 +21,6 @@ std::string Quote(const std::string& value) {
   return out;
 }
 
-std::optional<Epoch> ParseEpoch(const std::string& text) {
-  Epoch e = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), e);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || e < 0)
-    return std::nullopt;
-  return e;
-}
-
 std::string StoreSide(const Ownership& row) {
   return "the store's epoch " + std::to_string(row.epoch) + " (owner " + row.owner + ")";
 }
@@ -62,6 +54,14 @@ MarkerProperties ReadMarkerProperties(const std::map<std::string, std::string>& 
   return m;
 }
 
+std::optional<Epoch> ParseMarkerEpoch(const std::string& text) {
+  Epoch e = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), e);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || e < 0)
+    return std::nullopt;
+  return e;
+}
+
 MarkerJudgement JudgeMarker(const Ownership& row, const std::optional<MarkerProperties>& marker,
                             const std::string& region) {
   MarkerJudgement j;
@@ -87,7 +87,7 @@ MarkerJudgement JudgeMarker(const Ownership& row, const std::optional<MarkerProp
         "unparseable marker: icewarden.epoch " + Quote(*marker->epoch) + " without icewarden.owner";
     return j;
   }
-  j.marker_epoch = ParseEpoch(*marker->epoch);
+  j.marker_epoch = ParseMarkerEpoch(*marker->epoch);
   if (!j.marker_epoch) {
     j.reason =
         "unparseable marker: icewarden.epoch " + Quote(*marker->epoch) + " is not a whole number";

@@ -36,6 +36,10 @@ inline constexpr const char* kOwnerMarkerProperty = "icewarden.owner";
 inline constexpr const char* kEpochMarkerProperty = "icewarden.epoch";
 
 enum class MarkerVerdict { kOk, kUnmarked, kMissing, kStale, kAhead, kConflicting, kInvalid };
+inline constexpr MarkerVerdict kMarkerVerdicts[] = {
+    MarkerVerdict::kOk,     MarkerVerdict::kUnmarked, MarkerVerdict::kMissing,
+    MarkerVerdict::kStale,  MarkerVerdict::kAhead,    MarkerVerdict::kConflicting,
+    MarkerVerdict::kInvalid};
 // "ok", "unmarked", "missing", "stale", "ahead", "conflicting", "invalid".
 const char* MarkerVerdictName(MarkerVerdict v);
 
@@ -45,6 +49,8 @@ struct MarkerProperties {
   std::optional<std::string> epoch{};
 };
 MarkerProperties ReadMarkerProperties(const std::map<std::string, std::string>& properties);
+// An icewarden.epoch value as icewarden writes it (decimal digits); nullopt for anything else.
+std::optional<Epoch> ParseMarkerEpoch(const std::string& text);
 
 struct MarkerJudgement {
   MarkerVerdict verdict = MarkerVerdict::kOk;

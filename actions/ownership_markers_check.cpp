@@ -6,6 +6,7 @@
 // and failover: scopes (whose membership a transfer changes: "owner:eu" names no table once
 // eu's tables have moved), the rows the running failover moved. Every one is loaded from the
 // region's catalog (at most `concurrency` loads in flight, refs only) and judged.
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "actions/catalog_checks.h"
@@ -66,36 +67,6 @@ struct MarkersParams {
   std::string scope;   // empty: the failover's scope
   bool allow_missing = false;
   int concurrency = 16;
-};
-
-struct Counts {
-  int checked = 0, ok = 0, unmarked = 0, missing = 0, stale = 0, ahead = 0, conflicting = 0,
-      invalid = 0, unreadable = 0, failing = 0;
-  void Add(MarkerVerdict v) {
-    switch (v) {
-      case MarkerVerdict::kOk:
-        ++ok;
-        break;
-      case MarkerVerdict::kUnmarked:
-        ++unmarked;
-        break;
-      case MarkerVerdict::kMissing:
-        ++missing;
-        break;
-      case MarkerVerdict::kStale:
-        ++stale;
-        break;
-      case MarkerVerdict::kAhead:
-        ++ahead;
-        break;
-      case MarkerVerdict::kConflicting:
-        ++conflicting;
-        break;
-      case MarkerVerdict::kInvalid:
-        ++invalid;
-        break;
-    }
-  }
 };
 
 class OwnershipMarkersCheck final : public ParsedAction<MarkersParams>, public ActionPreflight {
@@ -166,7 +137,9 @@ class OwnershipMarkersCheck final : public ParsedAction<MarkersParams>, public A
     auto answers =
         LoadTables(session, **client, tables, {}, p.concurrency, ctx, SnapshotsMode::kRefs);
 
-    Counts counts;
+    // Tables by finding: a MarkerVerdictName, or "unreadable" (the load failed, not 404).
+    std::map<std::string, int> found;
+    int failing = 0;
     nlohmann::json offending = nlohmann::json::array();
     std::string named;
     for (size_t i = 0; i < rows->size(); ++i) {
@@ -174,27 +147,25 @@ class OwnershipMarkersCheck final : public ParsedAction<MarkersParams>, public A
       if (!answers[i])
         return ActionResult::Failed("stopped by the deadline or cancellation while loading " +
                                     std::to_string(rows->size()) + " tables from " + region);
-      ++counts.checked;
       const auto& answer = *answers[i];
       std::optional<MarkerProperties> marker;
+      if (answer.ok()) marker = ReadMarkerProperties(answer->table.properties);
       std::string problem, reason;
-      MarkerJudgement j;
-      if (answer.ok()) {
-        marker = ReadMarkerProperties(answer->table.properties);
-      }
       if (!answer.ok() && answer.status().code() != StatusCode::kNotFound) {
-        ++counts.unreadable;
         problem = "unreadable";
         reason = "cannot read it in " + region + ": " + answer.status().ToString();
       } else {
-        j = JudgeMarker(row, marker, region);
-        counts.Add(j.verdict);
-        if (!MarkerVerdictFails(j.verdict, p.allow_missing)) continue;
+        MarkerJudgement j = JudgeMarker(row, marker, region);
         problem = MarkerVerdictName(j.verdict);
         reason = j.reason;
+        if (!MarkerVerdictFails(j.verdict, p.allow_missing)) {
+          ++found[problem];
+          continue;
+        }
       }
-      ++counts.failing;
-      if (static_cast<size_t>(counts.failing) <= kMaxNamed)
+      ++found[problem];
+      ++failing;
+      if (static_cast<size_t>(failing) <= kMaxNamed)
         named += (named.empty() ? "" : "; ") + row.table.ToString() + ": " + reason;
       if (offending.size() < kMaxOffending) {
         nlohmann::json o{{"table", row.table.ToString()},
@@ -208,46 +179,39 @@ class OwnershipMarkersCheck final : public ParsedAction<MarkersParams>, public A
       }
     }
 
-    nlohmann::json detail{
-        {"region", region},
-        {"scope", scope_text},
-        {"allow_missing", p.allow_missing},
-        {"checked", counts.checked},
-        {"ok", counts.ok},
-        {"unmarked", counts.unmarked},
-        {"missing", counts.missing},
-        {"stale", counts.stale},
-        {"ahead", counts.ahead},
-        {"conflicting", counts.conflicting},
-        {"invalid", counts.invalid},
-        {"unreadable", counts.unreadable},
-        {"failing", counts.failing},
-        {"offending", offending},
-        {"offending_truncated", counts.failing > static_cast<int>(kMaxOffending)}};
-    const std::string of = std::to_string(counts.checked) + " tables of " + scope_text;
-    if (counts.failing > 0) {
-      std::string kinds;
-      auto add = [&](const char* name, int n, bool fails) {
-        if (n > 0 && fails) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-      };
-      add("stale", counts.stale, true);
-      add("ahead", counts.ahead, true);
-      add("conflicting", counts.conflicting, true);
-      add("invalid", counts.invalid, true);
-      add("missing", counts.missing, !p.allow_missing);
-      add("unreadable", counts.unreadable, true);
-      std::string reason = std::to_string(counts.failing) + " of " + of +
-                           " fail the marker check in " + region + " (" + kinds + "): " + named;
-      if (counts.failing > static_cast<int>(kMaxNamed))
-        reason += "; and " + std::to_string(counts.failing - static_cast<int>(kMaxNamed)) + " more";
+    const int checked = static_cast<int>(rows->size());
+    nlohmann::json detail{{"region", region},
+                          {"scope", scope_text},
+                          {"allow_missing", p.allow_missing},
+                          {"checked", checked},
+                          {"unreadable", found["unreadable"]},
+                          {"failing", failing},
+                          {"offending", offending},
+                          {"offending_truncated", failing > static_cast<int>(kMaxOffending)}};
+    // Every finding, failing ones listed for the reason in the order of kMarkerVerdicts.
+    std::string kinds;
+    for (MarkerVerdict v : kMarkerVerdicts) {
+      const int n = found[MarkerVerdictName(v)];
+      detail[MarkerVerdictName(v)] = n;
+      if (n > 0 && MarkerVerdictFails(v, p.allow_missing))
+        kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + MarkerVerdictName(v);
+    }
+    if (found["unreadable"] > 0)
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(found["unreadable"]) + " unreadable";
+    const std::string of = std::to_string(checked) + " tables of " + scope_text;
+    if (failing > 0) {
+      std::string reason = std::to_string(failing) + " of " + of + " fail the marker check in " +
+                           region + " (" + kinds + "): " + named;
+      if (failing > static_cast<int>(kMaxNamed))
+        reason += "; and " + std::to_string(failing - static_cast<int>(kMaxNamed)) + " more";
       return ActionResult::Failed(reason, DumpJson(detail));
     }
     std::string reason = "the markers in " + region + " agree with the store for all " + of + ": " +
-                         std::to_string(counts.ok) + " at the store's epoch";
-    if (counts.missing > 0)
-      reason += ", " + std::to_string(counts.missing) + " without a marker (allowed)";
-    if (counts.unmarked > 0)
-      reason += ", " + std::to_string(counts.unmarked) +
+                         std::to_string(found["ok"]) + " at the store's epoch";
+    if (found["missing"] > 0)
+      reason += ", " + std::to_string(found["missing"]) + " without a marker (allowed)";
+    if (found["unmarked"] > 0)
+      reason += ", " + std::to_string(found["unmarked"]) +
                 " unmarked (owned elsewhere or never moved by a failover)";
     return ActionResult::Succeeded(reason, DumpJson(detail));
   }

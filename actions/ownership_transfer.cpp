@@ -2,7 +2,6 @@
 #include "actions/param_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -11,6 +10,7 @@
 
 #include "actions/catalog_session.h"
 #include "actions/ownership_batch.h"
+#include "actions/ownership_markers.h"
 #include "health/in_flight_limit.h"
 #include "state/state_store.h"
 
@@ -26,18 +26,15 @@ constexpr std::size_t kMaxReportedErrors = 10;
 // race was lost often enough to leave commit slots idle.
 constexpr int kAheadWaves = 4;
 
+// An epoch marker icewarden cannot read is overwritten, as if absent: the transfer is what
+// writes markers (verify.ownership_markers is what reports one that does not parse).
 std::optional<Epoch> MarkerEpoch(const TableSnapshotView& view) {
-  auto it = view.properties.find("icewarden.epoch");
-  if (it == view.properties.end()) return std::nullopt;
-  Epoch e = 0;
-  auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), e);
-  if (ec != std::errc() || ptr != it->second.data() + it->second.size()) return std::nullopt;
-  return e;
+  const MarkerProperties m = ReadMarkerProperties(view.properties);
+  return m.epoch ? ParseMarkerEpoch(*m.epoch) : std::nullopt;
 }
 
 std::string MarkerOwner(const TableSnapshotView& view) {
-  auto it = view.properties.find("icewarden.owner");
-  return it == view.properties.end() ? "" : it->second;
+  return ReadMarkerProperties(view.properties).owner.value_or("");
 }
 
 // All state of one transfer; callbacks reach it through a shared_ptr so that the session may
@@ -204,7 +201,7 @@ struct Transfer : std::enable_shared_from_this<Transfer> {
     commit.table = m->table;
     if (!m->table_uuid.empty()) commit.requirements.push_back(AssertTableUuid{m->table_uuid});
     commit.updates.push_back(SetPropertiesUpdate{
-        {{"icewarden.owner", spec.target}, {"icewarden.epoch", std::to_string(m->epoch)}}});
+        {{kOwnerMarkerProperty, spec.target}, {kEpochMarkerProperty, std::to_string(m->epoch)}}});
     // Same key only when re-sending a commit whose fate is unknown; after a definite
     // failure the server remembers the 4xx under the old key.
     commit.idempotency_key = m->after_unknown ? m->idempotency_key : "";
