@@ -566,6 +566,13 @@ class Api::Impl {
       return BadRequest("plan must be true or false, e.g. plan=true");
     if (plan == "true" && failovers_ != nullptr && !IsTerminal((*failover)->phase))
       body["plan_now"] = PlanNow(**failover);
+    // Waiting in fencing: what the old_region_unreachable evidence still lacks ("no quorum
+    // yet: 1 of 3 replicas heard nothing ..."), so whoever looks sees why it waits.
+    if (failovers_ != nullptr && (*failover)->phase == FailoverPhase::kFencing &&
+        !(*failover)->fencing) {
+      std::string why;
+      if (!failovers_->UnreachableEvidence(**failover, &why)) body["evidence_wait"] = why;
+    }
     return JsonResponse(200, body);
   }
 

@@ -14,7 +14,9 @@
 //                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
 //   /api/v1/failovers         ?limit=1..1000 (100) &active=true (only those not ended),
 //                             newest first                              read_failovers
-//   /api/v1/failovers/{id}    one failover with "steps" (the journal)   read_failovers
+//   /api/v1/failovers/{id}    one failover with "steps" (the journal) and, while it waits in
+//                             fencing, "evidence_wait": why the old_region_unreachable
+//                             evidence is not there yet                  read_failovers
 //   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
 //   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:
 //                             the failover commands (failovers.h)

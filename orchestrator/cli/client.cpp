@@ -146,6 +146,8 @@ int CmdFailoverShow(const ClientOptions& o, const std::string& id) {
   if (fo.contains("fencing") && !fo["fencing"].is_null())
     std::cout << Str(fo["fencing"], "kind") << " by " << Str(fo["fencing"], "by") << ": "
               << Str(fo["fencing"], "reason") << '\n';
+  else if (fo.value("evidence_wait", json()).is_string())
+    std::cout << "not confirmed; no evidence yet: " << Str(fo, "evidence_wait") << '\n';
   else
     std::cout << "not confirmed\n";
   const json steps = f.body.value("steps", fo.value("steps", json::array()));

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "orchestrator/cluster/leadership.h"
-#include "orchestrator/cluster/replica_views.h"
+#include "orchestrator/cluster/cluster_internal.h"
 #include "orchestrator/config/config.h"
 
 namespace icewarden {

@@ -1,4 +1,4 @@
-#include "orchestrator/cluster/leadership.h"
+#include "orchestrator/cluster/cluster.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "orchestrator/cluster/replica_views.h"
+#include "orchestrator/cluster/cluster_internal.h"
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 

@@ -1,51 +1,69 @@
-#include "orchestrator/cluster/standby.h"
-
 #include <nlohmann/json.hpp>
 
-#include "orchestrator/cluster/leadership.h"
-#include "orchestrator/cluster/replica_views.h"
+#include <set>
+#include <string_view>
+
+#include "orchestrator/api/query.h"
+#include "orchestrator/cluster/cluster_internal.h"
 
 namespace icewarden {
 namespace {
 
 using nlohmann::json;
 
-std::string PathOf(const std::string& target) { return target.substr(0, target.find('?')); }
+// Whether a standby answers `req` from the record itself (cluster_internal.h says which). A
+// query it cannot parse is answered here too: the API's 400 says what is wrong with it.
+bool AnsweredHere(const ApiRequest& req) {
+  if (req.method != "GET") return false;
+  static const std::set<std::string_view, std::less<>> kReads = {
+      "/api/v1/session", "/api/v1/regions", "/api/v1/cluster", "/api/v1/failovers",
+      "/api/v1/audit"};
+  const SplitTarget target = SplitRequestTarget(req.target);
+  if (kReads.count(target.path) != 0) return true;
+  auto query = QueryParams::Parse(target.query);
+  if (!query.ok()) return true;
+  // ?state= filters on lag, which only the leader measures.
+  if (target.path == "/api/v1/ownership") return !query->Get("state");
+  // ?plan=true is what the failover would run now: the leader's runbooks and guards.
+  if (target.path.substr(0, 18) == "/api/v1/failovers/")
+    return query->Get("plan").value_or("false") != "true";
+  return false;
+}
 
 }  // namespace
 
-std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leadership,
-                                                             const ReplicaViews& views,
-                                                             const Config& config) {
-  return [&leadership, &views, &config](const ApiRequest& req) -> ApiResponse {
-    const std::string path = PathOf(req.target);
-    if (path == "/healthz") return JsonResponse(200, json{{"ok", true}});
-    if (path == "/api/v1/cluster")
-      return JsonResponse(200, ClusterStatusJson(leadership, views, config));
+std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leadership, Api& reads) {
+  return [&leadership, &reads](const ApiRequest& req) -> ApiResponse {
+    const std::string& replica = leadership.options().replica;
+    const SplitTarget target = SplitRequestTarget(req.target);
+    if (target.path == "/healthz") return JsonResponse(200, json{{"ok", true}});
+    if (AnsweredHere(req)) {
+      ApiResponse r = reads.Handle(req);
+      r.headers.emplace_back("X-Icewarden-Replica", replica + " (standby)");
+      return r;
+    }
     auto leader = leadership.Leader();
-    json about = {{"role", "standby"}, {"replica", leadership.options().replica}};
+    json about = {{"role", "standby"}, {"replica", replica}};
     if (leader.ok()) {
       about["leader"] = LeaderJson(*leader);
     } else {
       about["leader"] = nullptr;
       about["etcd"] = leader.status().ToString();
     }
-    if (path == "/readyz") {
+    if (target.path == "/readyz") {
       about["ready"] = false;
       return JsonResponse(503, about);
     }
     if (!leader.ok() || !leader->has_value() || (*leader)->api.empty()) {
       return JsonErrorResponse(
           503, "no_leader",
-          "replica " + leadership.options().replica +
-              " is a standby and no replica leads right now" +
+          "replica " + replica + " is a standby and no replica leads right now" +
               (leader.ok() ? "" : " (etcd: " + leader.status().message() + ")") +
               "; try again in a few seconds");
     }
-    ApiResponse r =
-        JsonErrorResponse(307, "standby",
-                          "replica " + leadership.options().replica + " is a standby; " +
-                              (*leader)->replica + " leads at " + (*leader)->api);
+    ApiResponse r = JsonErrorResponse(307, "standby",
+                                      "replica " + replica + " is a standby; " +
+                                          (*leader)->replica + " leads at " + (*leader)->api);
     r.headers.emplace_back("Location", (*leader)->api + req.target);
     return r;
   };

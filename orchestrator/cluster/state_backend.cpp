@@ -1,7 +1,8 @@
-#include "orchestrator/cluster/state_backend.h"
+#include "orchestrator/cluster/cluster.h"
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,8 +10,9 @@
 #include <iostream>
 #include <thread>
 
+#include "orchestrator/api/api.h"
 #include "orchestrator/api/http_server.h"
-#include "orchestrator/cluster/standby.h"
+#include "orchestrator/cluster/cluster_internal.h"
 #include "orchestrator/config/config.h"
 #include "state/etcd_store.h"
 #include "state/sqlite_store.h"
@@ -29,12 +31,23 @@ std::string HostName() {
 // here: its CatalogWatch does.
 Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
                      const ReplicaViews& views, const Config& config, LiveView& live,
-                     std::shared_ptr<Clock> clock, const std::string& about) {
+                     std::shared_ptr<EtcdClient> etcd, std::shared_ptr<Clock> clock,
+                     const std::string& about) {
   if (leadership.TryLead()) return true;
   // A standby's view is one vote on whether a region is unreachable.
-  auto prober = StandbyProber::Start(config, live, std::move(clock));
+  auto prober = StandbyProber::Start(config, live, clock);
   if (!prober.ok()) return prober.status();
-  HttpServer server(http, StandbyHandler(leadership, views, config));
+  // Reads are answered from the shared record, never written: no fence is needed for that.
+  EtcdStoreOptions ro;
+  ro.prefix = config.state.etcd.prefix;
+  ro.read_only = true;
+  auto record = OpenEtcdStore(std::move(etcd), ro, clock);
+  if (!record.ok()) return record.status();
+  Api reads(config.api, **record, *clock, [] { return false; });
+  reads.SetLiveView(&live);
+  reads.SetClusterStatus(
+      [&leadership, &views, &config] { return ClusterStatusJson(leadership, views, config); });
+  HttpServer server(http, StandbyHandler(leadership, reads));
   if (Status s = server.Listen(); !s.ok()) {
     return s.WithMessage("standby: cannot listen on " + http.host + ":" +
                          std::to_string(http.port) + ": " + s.message());
@@ -96,7 +109,7 @@ Result<std::optional<ServeState>> OpenServeState(
   std::string endpoints;
   for (const std::string& url : e.endpoints) endpoints += (endpoints.empty() ? "" : ",") + url;
   const std::string about = "state etcd " + endpoints + " " + e.prefix + ", replica " + lo.replica;
-  auto leads = StandBy(http, *state.leadership, *state.views, config, live, clock, about);
+  auto leads = StandBy(http, *state.leadership, *state.views, config, live, etcd, clock, about);
   if (!leads.ok()) return leads.status();
   if (!*leads) return std::optional<ServeState>();
 

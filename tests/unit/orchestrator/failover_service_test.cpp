@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "orchestrator/api/api.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "tests/unit/orchestrator/failover_service_fixture.h"
 
@@ -355,6 +356,18 @@ TEST_F(FailoverServiceTest, WithSeveralReplicasSilenceIsEvidenceOnlyWhenAMajorit
   EXPECT_FALSE(service_->UnreachableEvidence(Get(id), &why));
   EXPECT_NE(why.find("1 of 3 replicas heard nothing from us-east-1"), std::string::npos) << why;
   EXPECT_NE(why.find("b: answered"), std::string::npos) << why;
+  // The API says why it waits, so `failover show` does.
+  ApiConfig viewer;
+  viewer.tokens.push_back(ApiToken{"viewer", Role::kViewer, Secret("tok-viewer")});
+  Api api(viewer, *store_, *clock_, nullptr);
+  api.SetFailoverService(service_.get());
+  ApiRequest req;
+  req.method = "GET";
+  req.target = "/api/v1/failovers/" + id;
+  req.headers["authorization"] = "Bearer tok-viewer";
+  ApiResponse shown = api.Handle(req);
+  ASSERT_EQ(shown.status, 200) << shown.body;
+  EXPECT_EQ(nlohmann::json::parse(shown.body).value("evidence_wait", ""), why);
   // b's view says silent, but it has not been seen to change (b may have died with it), or it
   // was silent for less than the window: no vote either way.
   SetViews(
