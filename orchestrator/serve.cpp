@@ -16,7 +16,7 @@
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/catalog_watch.h"
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/cluster/state_backend.h"
+#include "orchestrator/cluster/cluster.h"
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/dashboard/dashboard.h"

@@ -471,8 +471,11 @@ Result<std::unique_ptr<StateStore>> OpenEtcdStore(std::shared_ptr<EtcdClient> et
                                    "'");
   if (options.max_txn_ops < 8)
     return Status::InvalidArgument("state.etcd.max_txn_ops must be at least 8");
+  const bool writes = !options.read_only;
   auto store = std::make_unique<EtcdStore>(std::move(etcd), std::move(options), std::move(clock));
-  if (Status s = store->Start(); !s.ok()) return s;
+  if (writes) {
+    if (Status s = store->Start(); !s.ok()) return s;
+  }
   return std::unique_ptr<StateStore>(std::move(store));
 }
 

@@ -46,10 +46,12 @@ struct EtcdStoreOptions {
   std::function<std::optional<EtcdCompare>()> fence{};
   // The cluster's --max-txn-ops (etcd's default is 128).
   std::size_t max_txn_ops = 128;
-  bool read_only = false;
+  bool read_only = false;  // every write fails with kFailedPrecondition
 };
 
-// Checks that etcd answers, then returns the store. `etcd` may be shared with the leader key.
+// Checks that etcd answers and reads the audit counter, then returns the store. A read_only
+// store (a standby's) opens without asking etcd: each read says so when etcd is down. `etcd` may be
+// shared with the leader key.
 Result<std::unique_ptr<StateStore>> OpenEtcdStore(std::shared_ptr<EtcdClient> etcd,
                                                   EtcdStoreOptions options,
                                                   std::shared_ptr<Clock> clock);

@@ -1,6 +1,7 @@
 // Two real `icewarden serve` replicas on one real etcd member (issue 12, item 2): one leads,
-// the other stands by and sends clients to it; the leader killed, the standby takes over; the
-// leader paused past its lease, it stops as soon as it runs again and none of its writes lands.
+// the other stands by, answers reads from the record and sends commands to the leader; the
+// leader killed, the standby takes over; the leader paused past its lease, it stops as soon as
+// it runs again and none of its writes lands.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -162,11 +163,46 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
   EXPECT_LT(leader_view["lease"]["since_renewal_ms"].get<int>(), kTtlSeconds * 1000);
   EXPECT_EQ(leader_view["views"].size(), 2u) << leader_view.dump(2);
 
+  // The standby answers reads from the record itself (etcd's reads are linearizable): the
+  // leader's write is there at once. Commands, and what only the leader has, go to it.
+  httplib::Client to_a(a.url);
+  auto fenced =
+      to_a.Post("/api/v1/regions/eu-central-1/fence", {{"Authorization", "Bearer admin-secret-1"}},
+                R"({"reason":"read back through a standby"})", "application/json");
+  ASSERT_TRUE(fenced);
+  ASSERT_EQ(fenced->status, 200) << fenced->body;
   auto regions = Get(b.url, "/api/v1/regions");
   ASSERT_TRUE(regions);
-  EXPECT_EQ(regions->status, 307);
-  EXPECT_EQ(regions->get_header_value("Location"), a.url + "/api/v1/regions");
-  // The CLI follows the standby to the leader.
+  ASSERT_EQ(regions->status, 200) << regions->body;
+  EXPECT_EQ(regions->get_header_value("X-Icewarden-Replica"), "replica-b (standby)");
+  bool eu_fenced = false;
+  const json listed = json::parse(regions->body);
+  for (const json& r : listed["regions"])
+    if (r["name"] == "eu-central-1") eu_fenced = r["fenced"].get<bool>();
+  EXPECT_TRUE(eu_fenced) << regions->body;
+  auto audit = Get(b.url, "/api/v1/audit?target=eu-central-1");
+  ASSERT_TRUE(audit);
+  ASSERT_EQ(audit->status, 200) << audit->body;
+  EXPECT_NE(audit->body.find("read back through a standby"), std::string::npos) << audit->body;
+  auto unfence = httplib::Client(b.url).Post("/api/v1/regions/eu-central-1/unfence",
+                                             {{"Authorization", "Bearer admin-secret-1"}},
+                                             R"({"reason":"x"})", "application/json");
+  ASSERT_TRUE(unfence);
+  EXPECT_EQ(unfence->status, 307) << "a command goes to the leader";
+  EXPECT_EQ(unfence->get_header_value("Location"), a.url + "/api/v1/regions/eu-central-1/unfence");
+  auto lag = Get(b.url, "/api/v1/lag");
+  ASSERT_TRUE(lag);
+  EXPECT_EQ(lag->status, 307) << "lag rounds run on the leader";
+  EXPECT_EQ(lag->get_header_value("Location"), a.url + "/api/v1/lag");
+  // The same tokens as on the leader.
+  auto anonymous = httplib::Client(b.url).Get("/api/v1/cluster");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401) << anonymous->body;
+  auto wrong =
+      httplib::Client(b.url).Get("/api/v1/regions", {{"Authorization", "Bearer not-a-token"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401) << wrong->body;
+  // The CLI reads through the standby.
   CommandResult status =
       RunCommand({IcewardenBinary(), "status", "--output", "json", "--server", b.url},
                  {{"ICEWARDEN_TOKEN", "admin-secret-1"}});

@@ -1,10 +1,10 @@
 // Detection by quorum (orchestrator/region_quorum.h): who votes, what a vote needs, and the
-// views as replicas publish them in etcd (orchestrator/cluster/replica_views.h).
+// views as replicas publish them in etcd (orchestrator/cluster/cluster.h).
 #include "orchestrator/region_quorum.h"
 
 #include <gtest/gtest.h>
 
-#include "orchestrator/cluster/replica_views.h"
+#include "orchestrator/cluster/cluster_internal.h"
 #include "orchestrator/live_view.h"
 
 namespace icewarden {
