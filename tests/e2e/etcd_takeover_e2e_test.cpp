@@ -16,6 +16,7 @@ class EtcdTakeoverE2eTest : public FailoverE2eTest {
     options_.state_yaml = "state:\n  backend: etcd\n  etcd:\n    endpoints: [" + etcd_.url() +
                           "]\n    max_txn_ops: 1024\n    leader_ttl: 2s\n    replicas: [a, b]\n";
     options_.serve_flags = {"--replica", "a"};
+    options_.serve_listen = "127.0.0.1:" + std::to_string(FreePort());
   }
   void SetUp() override {
     ASSERT_TRUE(etcd_.WaitReady());

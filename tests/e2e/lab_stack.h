@@ -162,6 +162,9 @@ struct LabStackOptions {
   // Replaces the generated `state:` section (e.g. state.backend etcd), and flags for serve.
   std::string state_yaml;
   std::vector<std::string> serve_flags;
+  // serve's HOST:PORT; port 0 lets the kernel pick. The etcd backend needs a fixed port (its
+  // replicas send clients to it).
+  std::string serve_listen = "127.0.0.1:0";
 };
 
 // What an HTTP call answered: status (-1 when there was no answer) and the body, parsed when
@@ -214,7 +217,7 @@ class LabStack {
     if (!alertmanager_->WaitUntilReady(30s))
       return "Alertmanager did not become ready at " + alertmanager_->url();
     std::ofstream(config_path()) << ConfigYaml();
-    return StartServe("127.0.0.1:0");
+    return StartServe(options_.serve_listen);
   }
 
   // Stops serve (SIGTERM, SIGKILL after 10 s) when it runs, and starts it again on the same

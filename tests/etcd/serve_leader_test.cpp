@@ -51,6 +51,15 @@ class ServeLeaderTest : public ::testing::Test {
     r.name = name;
     const int port = FreePort();
     r.url = "http://127.0.0.1:" + std::to_string(port);
+    const std::string config = WriteConfig(name, port, eu_catalog);
+    r.process = std::make_unique<Subprocess>(
+        std::vector<std::string>{IcewardenBinary(), "serve", "--config", config});
+    auto line = r.process->ReadLine(std::chrono::seconds(20));
+    return line.value_or("");
+  }
+
+  // Replica `name`'s config, listening on `port`; returns its path.
+  std::string WriteConfig(const std::string& name, int port, const std::string& eu_catalog) {
     const std::string config = dir_ + "/" + name + ".yaml";
     std::ofstream(config) << "api:\n  listen: 127.0.0.1:" << port << R"(
   tokens:
@@ -77,10 +86,7 @@ regions:
 ownership:
   default_owner: us-east-1
 )";
-    r.process = std::make_unique<Subprocess>(
-        std::vector<std::string>{IcewardenBinary(), "serve", "--config", config});
-    auto line = r.process->ReadLine(std::chrono::seconds(20));
-    return line.value_or("");
+    return config;
   }
 
   httplib::Result Get(const std::string& url, const std::string& path) {
@@ -266,6 +272,22 @@ TEST_F(ServeLeaderTest, ALeaderPausedPastItsLeaseStopsWhenItRunsAgainAndItsWrite
   auto direct = Get(b.url, "/api/v1/regions");
   ASSERT_TRUE(direct);
   EXPECT_EQ(direct->status, 200);
+}
+
+// Other replicas send clients to the address a replica advertises, so a port the kernel picks
+// (unknown until the server listens, and not the same for the standby's and the leader's
+// server) is refused at start-up unless state.etcd.advertise says where clients reach it.
+TEST_F(ServeLeaderTest, AnyFreePortWithoutAnAdvertisedAddressIsRefusedAtStartUp) {
+  const std::string config = WriteConfig("replica-a", FreePort(), "http://127.0.0.1:9/catalog");
+  CommandResult run =
+      RunCommand({IcewardenBinary(), "serve", "--config", config, "--listen", "127.0.0.1:0"}, {});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.err.find("give api.listen (or --listen) a fixed port"), std::string::npos)
+      << run.err;
+  auto client = std::make_shared<EtcdClient>(EtcdClientOptions{{etcd_.url()}});
+  auto key = client->Range("/icewarden/", EtcdClient::PrefixEnd("/icewarden/"));
+  ASSERT_TRUE(key.ok());
+  EXPECT_TRUE(key->kvs.empty()) << "a refused replica wrote to etcd";
 }
 
 // Issue 12, item 4, with real processes: the leader is cut off from one region (its config
