@@ -35,7 +35,8 @@ Result<HealthDecision> HealthTracker::Apply(Tracked& t, const HealthInput& input
   return d;
 }
 
-Result<HealthDecision> HealthTracker::ApplyRound(const ProbeRound& round) {
+Result<HealthDecision> HealthTracker::ApplyRound(const ProbeRound& round,
+                                                 std::string not_unreachable_because) {
   Tracked* t = Find(round.region);
   if (!t) return Status::NotFound("probe round for unknown region " + round.region);
   t->last_round = round;
@@ -44,6 +45,7 @@ Result<HealthDecision> HealthTracker::ApplyRound(const ProbeRound& round) {
   in.source = EventSource::kProbe;
   in.probe = round.kind;
   in.detail = round.ok ? "" : round.detail;
+  if (!round.ok) in.not_unreachable_because = std::move(not_unreachable_because);
   if (const ProbeResult* p = round.unparsed(); p != nullptr && !round.ok) {
     // Alive but unreadable: the parse error is the reason, and the region stays degraded.
     in.event = HealthEvent::kProbeRoundUnparsed;

@@ -37,9 +37,12 @@ class HealthTracker {
   // Applies one round as kProbeRoundFailed/kProbeRoundPassed from EventSource::kProbe, with
   // probe = round.kind and detail = round.detail; a failed round in which a probe got an
   // answer it could not parse is kProbeRoundUnparsed, with that probe's kind and detail
-  // (which holds the region at degraded: DESIGN.md rule 7). Returns the decision (sent to the sink
-  // too when `changed`); kNotFound for a region the tracker does not know.
-  Result<HealthDecision> ApplyRound(const ProbeRound& round);
+  // (which holds the region at degraded: DESIGN.md rule 7). `not_unreachable_because`, for a
+  // failed round: the other replicas do not agree the region is gone (HealthInput's field of
+  // that name). Returns the decision (sent to the sink too when `changed`); kNotFound for a
+  // region the tracker does not know.
+  Result<HealthDecision> ApplyRound(const ProbeRound& round,
+                                    std::string not_unreachable_because = {});
 
   // Any other event for a region (overlays from the orchestrator, suspicion from a
   // webhook), so that the records here stay the ones the machine last produced. Refused

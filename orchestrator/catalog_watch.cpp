@@ -55,6 +55,7 @@ struct CatalogWatch::Loop {
   // Who the change being persisted came from, and whether persisting it worked: set around
   // ApplyEvent, which calls OnHealthChange on this same thread.
   std::string change_source = "probe";
+  CatalogWatch::QuorumCheck quorum;  // set before the thread starts
   Status last_persist = Status::Ok();
 
   Status Build() {
@@ -104,7 +105,9 @@ struct CatalogWatch::Loop {
 
   void OnRound(const ProbeRound& round) {
     RecordProbeRound(live, round, clock->Now());
-    auto d = tracker->ApplyRound(round);
+    // After recording: this replica's own view, which the quorum reads, has the round.
+    std::string withheld = round.silent() && quorum ? quorum(round.region) : std::string();
+    auto d = tracker->ApplyRound(round, std::move(withheld));
     if (!d.ok()) spdlog::warn("probe round for {}: {}", round.region, d.status().ToString());
   }
 
@@ -209,6 +212,8 @@ Result<std::unique_ptr<CatalogWatch>> CatalogWatch::Create(const Config& config,
   if (Status s = loop->Build(); !s.ok()) return s;
   return std::unique_ptr<CatalogWatch>(new CatalogWatch(std::move(loop)));
 }
+
+void CatalogWatch::SetUnreachableQuorum(QuorumCheck check) { loop_->quorum = std::move(check); }
 
 void CatalogWatch::Start() {
   Loop* loop = loop_.get();

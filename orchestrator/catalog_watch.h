@@ -8,6 +8,7 @@
 // else happens on the watch's own thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,13 @@ class CatalogWatch {
                                                       Orchestrator& orchestrator,
                                                       std::shared_ptr<Clock> clock, LiveView& live);
   ~CatalogWatch();  // stops and joins
+
+  // Several replicas (issue 12): asks, for a region whose round got no answer at all, whether
+  // the other replicas agree it is gone; a reason means they do not, and the region goes no
+  // further than degraded (HealthInput::not_unreachable_because). Called on the watch's
+  // thread; set before Start. Unset: this replica's own rounds decide, as with one replica.
+  using QuorumCheck = std::function<std::string(const std::string& region)>;
+  void SetUnreachableQuorum(QuorumCheck check);
 
   void Start();
   // Stops probing and lag rounds, lets the loop finish what is in flight (bounded), and

@@ -104,11 +104,21 @@ QuorumVerdict JudgeUnreachable(const std::string& region, const QuorumRules& rul
   }
   verdict.unreachable = !rules.replicas.empty() && verdict.votes >= verdict.needed;
   verdict.why = std::to_string(verdict.votes) + " of " + std::to_string(rules.replicas.size()) +
-                " replicas heard nothing from " + region + " for " +
-                Duration(rules.window.count()) + " (a majority is " +
-                std::to_string(verdict.needed) + ")";
+                " replicas heard nothing from " + region +
+                (rules.window.count() > 0 ? " for " + Duration(rules.window.count())
+                                          : std::string(" in their latest round")) +
+                " (a majority is " + std::to_string(verdict.needed) + ")";
   for (const ReplicaVote& v : verdict.by_replica) verdict.why += "; " + v.replica + ": " + v.saw;
   return verdict;
+}
+
+std::string UnreachableWithheld(const std::string& region, const Config& config,
+                                const std::vector<ReplicaView>& views) {
+  if (config.state.etcd.replicas.size() < 2) return "";
+  QuorumRules rules = QuorumRulesFor(config, region);
+  rules.window = std::chrono::milliseconds(0);  // silent now, for however long
+  QuorumVerdict verdict = JudgeUnreachable(region, rules, views);
+  return verdict.unreachable ? "" : verdict.why;
 }
 
 }  // namespace icewarden

@@ -80,4 +80,11 @@ struct QuorumVerdict {
 QuorumVerdict JudgeUnreachable(const std::string& region, const QuorumRules& rules,
                                const std::vector<ReplicaView>& views);
 
+// For the leader's health machine (HealthInput::not_unreachable_because): "" when a majority of
+// state.etcd.replicas got no answer from `region` in their latest rounds (or fewer than two
+// replicas are listed, so there is nobody to ask), else why the region is not unreachable.
+// Looser than the fencing evidence, which needs the silences to last policies.unreachable_for.
+std::string UnreachableWithheld(const std::string& region, const Config& config,
+                                const std::vector<ReplicaView>& views);
+
 }  // namespace icewarden

@@ -28,6 +28,7 @@
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/readiness/readiness.h"
+#include "orchestrator/region_quorum.h"
 #include "orchestrator/split_brain.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
@@ -209,8 +210,13 @@ int CmdServe(const ServeOptions& options) {
   service_deps.wake = [&runner_ptr](const std::string& id) {
     if (runner_ptr != nullptr) runner_ptr->Wake(id);
   };
-  if (ReplicaViews* views = (*state)->views.get())
+  if (ReplicaViews* views = (*state)->views.get()) {
     service_deps.replica_views = [views] { return views->Snapshot(); };
+    // A region this leader alone cannot hear is degraded, not unreachable (issue 12, item 4).
+    (*watch)->SetUnreachableQuorum([views, &config](const std::string& region) {
+      return UnreachableWithheld(region, config, views->Snapshot());
+    });
+  }
   FailoverService failovers(service_deps);
   FailoverRunnerDeps runner_deps;
   runner_deps.store = store->get();

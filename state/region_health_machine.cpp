@@ -216,9 +216,19 @@ HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,
     if (!GuardHolds(t.guard, counted, thresholds)) continue;
     d.accepted = true;
     d.next = counted;
-    d.next.health = t.to;
-    d.changed = t.to != current.health;
+    // One replica of several cannot tell its own partition from the region's loss: without
+    // the others agreeing, the failures still count but the region is degraded at worst.
+    const bool withheld = t.to == H::kUnreachable && !input.not_unreachable_because.empty();
+    d.next.health = withheld ? H::kDegraded : t.to;
+    d.changed = d.next.health != current.health;
     d.reason = Describe(d.next, input, thresholds);
+    if (withheld) d.reason += "; not unreachable: " + input.not_unreachable_because;
+    // The round that would have made it unreachable is news even if the health stays put:
+    // persisted and logged once, so the region says why it is only degraded.
+    if (withheld && !d.changed && counted.consecutive_failures == thresholds.fall) {
+      d.changed = true;
+      d.next.reason = d.reason;
+    }
     if (d.changed) {
       d.next.since = input.at;
       d.next.reason = d.reason;

@@ -42,6 +42,10 @@ struct HealthInput {
   std::string probe{};   // the probe kind for probe rounds, e.g. "catalog_config"
   std::string detail{};  // "connection refused", or the operator's reason
   UnixMillis at = 0;
+  // kProbeRoundFailed from one replica of several (issue 12): set, the other replicas do not
+  // agree that the region is gone (this says why), so the round counts but the region goes
+  // no further than degraded (DESIGN.md rule 1: unreachable from a quorum of vantage points).
+  std::string not_unreachable_because{};
 };
 
 struct HealthThresholds {
@@ -51,7 +55,9 @@ struct HealthThresholds {
 
 struct HealthDecision {
   bool accepted = false;  // false: refused (reason says why); `next` equals the input
-  bool changed = false;   // health or an overlay changed (counters alone do not count)
+  // Health or an overlay changed (counters alone do not count), or a failure the other
+  // replicas do not share reached the fall (HealthInput::not_unreachable_because).
+  bool changed = false;
   Region next;
   // "us-east-1 unreachable: 3 consecutive catalog_config failures: connection refused"
   std::string reason{};

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -344,6 +345,20 @@ TEST_F(ServeLeaderTest, ALeaderCutOffFromARegionThatTheOthersHearIsOneVoteAndNoQ
   EXPECT_EQ(eu["by_replica"][1]["saw"], "answered");
   EXPECT_EQ(eu["by_replica"][2]["saw"], "answered");
   EXPECT_EQ(cluster["views"].size(), 3u) << "replica-z and replica-y are not views";
+  // The health the leader keeps follows the quorum too: eu-central-1, which only the leader
+  // cannot hear, is degraded and says why; us-east-1, which nobody hears, is unreachable.
+  auto regions = Get(a.url, "/api/v1/regions");
+  ASSERT_TRUE(regions);
+  ASSERT_EQ(regions->status, 200) << regions->body;
+  const json listed = json::parse(regions->body);
+  std::map<std::string, json> by_name;
+  for (const json& r : listed["regions"]) by_name[r["name"]] = r;
+  EXPECT_EQ(by_name["eu-central-1"]["health"], "degraded") << regions->body;
+  EXPECT_NE(by_name["eu-central-1"]["reason"].get<std::string>().find(
+                "not unreachable: 1 of 3 replicas heard nothing from eu-central-1"),
+            std::string::npos)
+      << regions->body;
+  EXPECT_EQ(by_name["us-east-1"]["health"], "unreachable") << regions->body;
 }
 
 }  // namespace

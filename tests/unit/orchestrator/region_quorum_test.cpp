@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/cluster/cluster_internal.h"
+#include "orchestrator/config/config.h"
 #include "orchestrator/live_view.h"
 
 namespace icewarden {
@@ -61,6 +62,27 @@ TEST(RegionQuorumTest, AMajorityOfTheConfiguredReplicasMustEachHaveHeardNothingF
   EXPECT_TRUE(
       JudgeUnreachable("us", five, {Silent("a", 20'000), Silent("b", 20'000), Silent("e", 20'000)})
           .unreachable);
+}
+
+// The leader's health machine asks a looser question than the fencing evidence: did a majority
+// get no answer in their latest rounds, however short the silence so far?
+TEST(RegionQuorumTest, HealthIsWithheldFromUnreachableUntilAMajorityIsSilentNow) {
+  Config config;
+  config.state.etcd.replicas = {"a", "b", "c"};
+  config.policies.unreachable_for = 60s;
+  RegionConfig us;
+  us.name = "us";
+  config.regions.push_back(us);
+  const std::string one = UnreachableWithheld("us", config, {Silent("a", 900), Silent("b", 0)});
+  EXPECT_NE(one.find("1 of 3 replicas heard nothing from us in their latest round"),
+            std::string::npos)
+      << one;
+  EXPECT_NE(one.find("b: answered"), std::string::npos) << one;
+  EXPECT_EQ(UnreachableWithheld("us", config, {Silent("a", 900), Silent("c", 300)}), "")
+      << "two of three silent now, well inside unreachable_for";
+  // One replica listed (or none): nobody else to ask.
+  config.state.etcd.replicas = {"a"};
+  EXPECT_EQ(UnreachableWithheld("us", config, {Silent("a", 900), Silent("b", 0)}), "");
 }
 
 TEST(RegionQuorumTest, MissingStaleOrForeignViewsAreNoVote) {

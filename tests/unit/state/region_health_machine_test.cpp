@@ -48,6 +48,35 @@ TEST(RegionHealthMachine, FallFailedRoundsMakeARegionUnreachableWithAReason) {
   EXPECT_EQ(r.since, 100);
 }
 
+// One replica of several that alone hears nothing cannot tell its partition from the region's
+// loss (issue 12): its failures count, but the region stops at degraded and says why.
+TEST(RegionHealthMachine, FailuresTheOtherReplicasDoNotShareStopAtDegraded) {
+  HealthInput alone = Fail();
+  alone.not_unreachable_because = "1 of 3 replicas heard nothing from us-east-1";
+  Region r = Named();
+  auto d = Drive(r, {alone, alone, alone, alone});
+  EXPECT_EQ(r.health, H::kDegraded);
+  EXPECT_EQ(r.consecutive_failures, 4) << "the rounds still count";
+  EXPECT_EQ(d[2].reason,
+            "us-east-1 degraded: 3 consecutive catalog_config failures (fall 3): connection "
+            "refused; not unreachable: 1 of 3 replicas heard nothing from us-east-1");
+  EXPECT_TRUE(d[2].changed) << "persisted once, so the region says why it stays degraded";
+  EXPECT_EQ(r.reason, d[2].reason);
+  EXPECT_FALSE(d[3].changed);
+  // Once the others agree, the next failed round is enough.
+  auto agreed = Drive(r, {Fail()});
+  EXPECT_EQ(r.health, H::kUnreachable);
+  EXPECT_TRUE(agreed[0].changed);
+  // And an unreachable region the others hear again is only degraded.
+  Drive(r, {alone});
+  EXPECT_EQ(r.health, H::kDegraded);
+  // A passed round is not affected.
+  Region healthy = Named();
+  HealthInput pass = Pass();
+  pass.not_unreachable_because = "ignored";
+  EXPECT_EQ(ApplyHealthEvent(healthy, pass, {3, 2}).next.health, H::kHealthy);
+}
+
 TEST(RegionHealthMachine, APassedRoundResetsTheFailureCount) {
   Region r = Named();
   Drive(r, {Fail(), Fail(), Pass(), Fail(), Fail()});
