@@ -31,6 +31,9 @@ packages=(
   # etcd members for the etcd state backend's tests (tests/etcd/), each started by the test on
   # its own loopback ports and data folder, not as the system service the package installs
   etcd-server
+  # ip netns, veth pairs and bridges: the partition tests (tests/etcd/netns_*) build a network
+  # of namespaces for etcd members, replicas and catalogs, and cut it (they need root)
+  iproute2
 )
 
 missing=()

@@ -45,13 +45,14 @@ struct HttpServerOptions;
 // keeper renews the lease every TTL/3. Patroni's rule: a leader that cannot renew must stop
 // every action before its lease can have expired, so when act_until (TTL minus a margin,
 // measured from before the renewal was sent) passes without a renewal, or etcd says the term
-// is over, the keeper calls on_lost at once; serve ends the process there, mid-step if it
+// is over, on_lost is called at once (by a watchdog thread of its own, so a renewal stuck
+// waiting for a silent etcd cannot delay it); serve ends the process there, mid-step if it
 // must, as a crash would: the journal says what was in flight, and the next leader resumes
 // it. Writes the deposed leader still has in flight fail in etcd on the term's fence.
 //
 // The leader key's value says who leads: {"replica": NAME, "api": URL}.
 // Thread-safety: Campaign, Resign and Fence from the thread that runs serve; the keeper
-// thread is internal; Leader() and Describe() from any thread.
+// and watchdog threads are internal; Leader() and Describe() from any thread.
 
 struct LeaderInfo {
   std::string replica;
@@ -85,8 +86,9 @@ class Leadership {
   bool Campaign(const std::atomic<bool>& stop);
   // The compare every store write of this term carries (EtcdStoreOptions::fence).
   EtcdCompare Fence() const;
-  // Starts renewing; `on_lost` is called once, from the keeper thread, when the term is over
-  // or may be. It must stop every effect at once and not return to acting.
+  // Starts renewing; `on_lost` is called once, from the keeper or the watchdog thread, when the
+  // term is over or may be, even while a renewal still waits for etcd. It must stop every
+  // effect at once and not return to acting.
   void Keep(std::function<void(const std::string& why)> on_lost);
   // Stops renewing and gives the key up, so a standby takes over without waiting for the TTL.
   void Resign();
@@ -104,6 +106,8 @@ class Leadership {
 
  private:
   void KeepLoop();
+  void WatchLoop();
+  void Lose(const std::string& why);
 
   std::shared_ptr<EtcdClient> etcd_;
   LeadershipOptions options_;
@@ -114,8 +118,8 @@ class Leadership {
   std::mutex mu_;
   // Steady-clock nanoseconds of the last renewal and of act_until; 0 before the term.
   std::atomic<std::int64_t> renewed_at_{0}, act_until_{0};
-  std::atomic<bool> stop_{false};
-  std::thread keeper_;
+  std::atomic<bool> stop_{false}, lost_{false};
+  std::thread keeper_, watchdog_;
 };
 
 // ---- ReplicaViews ----

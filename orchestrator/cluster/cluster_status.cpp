@@ -48,6 +48,7 @@ json ClusterStatusJson(Leadership& leadership, const ReplicaViews& views, const 
     quorum[rc.name] = {{"unreachable", v.unreachable},
                        {"votes", v.votes},
                        {"needed", v.needed},
+                       {"why", v.why},  // what a failover waiting for this evidence waits on
                        {"by_replica", std::move(votes)}};
   }
   out["quorum"] = std::move(quorum);

@@ -29,6 +29,7 @@ Leadership::Leadership(std::shared_ptr<EtcdClient> etcd, LeadershipOptions optio
 Leadership::~Leadership() {
   stop_ = true;
   if (keeper_.joinable()) keeper_.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 bool Leadership::TryLead() {
@@ -88,20 +89,40 @@ void Leadership::Keep(std::function<void(const std::string& why)> on_lost) {
   renewed_at_ = Ticks(Steady::now());
   act_until_ = Ticks(term_->act_until);
   keeper_ = std::thread([this] { KeepLoop(); });
+  // act_until is watched apart from the renewals: a renewal blocks for as long as etcd takes to
+  // answer (up to state.etcd.timeout, after whatever else queued on the shared client), and in
+  // a silent partition every one of them takes that long, past act_until and past the lease.
+  watchdog_ = std::thread([this] { WatchLoop(); });
+}
+
+void Leadership::Lose(const std::string& why) {
+  if (lost_.exchange(true)) return;  // once, whichever thread sees it first
+  on_lost_(why);
+}
+
+void Leadership::WatchLoop() {
+  while (!stop_ && !lost_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (Ticks(Steady::now()) >= act_until_) {
+      Lose("the lease could have expired (no renewal since " +
+           std::to_string(options_.ttl.count()) + " s minus the margin)");
+      return;
+    }
+  }
 }
 
 void Leadership::KeepLoop() {
   const auto every = std::chrono::duration_cast<Steady::duration>(options_.ttl) / 3;
   auto act_until = term_->act_until;
   auto next = Steady::now() + every;
-  while (!stop_) {
+  while (!stop_ && !lost_) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = Steady::now();
     // Checked first: after a pause (SIGSTOP, a stalled VM) the bound may be long gone, and no
     // renewal now can say the term lasted through the pause.
     if (now >= act_until) {
-      on_lost_("the lease could have expired (no renewal since " +
-               std::to_string(options_.ttl.count()) + " s minus the margin)");
+      Lose("the lease could have expired (no renewal since " +
+           std::to_string(options_.ttl.count()) + " s minus the margin)");
       return;
     }
     if (now < next) continue;
@@ -114,7 +135,7 @@ void Leadership::KeepLoop() {
       renewed_at_ = Ticks(Steady::now());
       act_until_ = Ticks(act_until);
     } else if (renewed.status().code() == StatusCode::kFailedPrecondition) {
-      on_lost_(renewed.status().message());
+      Lose(renewed.status().message());
       return;
     } else {
       // etcd did not answer: try again soon, until act_until says to stop.
@@ -127,6 +148,7 @@ void Leadership::KeepLoop() {
 void Leadership::Resign() {
   stop_ = true;
   if (keeper_.joinable()) keeper_.join();
+  if (watchdog_.joinable()) watchdog_.join();
   std::lock_guard lock(mu_);
   if (Status s = key_->Resign(); !s.ok())
     options_.log("leader: could not give the key up (it expires with its lease): " + s.ToString());

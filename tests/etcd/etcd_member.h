@@ -68,6 +68,8 @@ class EtcdMember {
     std::filesystem::remove_all(dir_, ec);
   }
   const std::string& url() const { return url_; }
+  // SIGSTOP makes the member a silent one: connections open, requests never answered.
+  void Signal(int sig) { process_->Signal(sig); }
   // True once the member answers a read.
   bool WaitReady() {
     EtcdClient probe({{url_}, std::chrono::milliseconds(500)});
