@@ -241,7 +241,7 @@ struct EtcdClient::Impl {
       // of them, and trying plain HTTP after TLS failed would send the token in the clear.
       if (!endpoints.empty() && e->tls != endpoints.front().tls) {
         setup_error = Status::InvalidArgument(
-            "etcd endpoint " + url + ": the list mixes http:// and " + "https:// (" +
+            "etcd endpoint " + url + ": the list mixes http:// and https:// (" +
             options.endpoints.front() + "); one cluster speaks one of them");
         return;
       }
@@ -362,8 +362,9 @@ struct EtcdClient::Impl {
       }
       if (r.status().message().find("authentication failed") != std::string::npos)
         return Status::Unauthenticated(who +
-                                       " failed: wrong user name or password "
-                                       "(state.etcd.auth.password_file): " +
+                                       " failed: wrong user name or password (check "
+                                       "state.etcd.auth: username, password_file or "
+                                       "password_env): " +
                                        r.status().message());
       return r.status().WithMessage(who + " failed: " + r.status().message());
     }
@@ -385,7 +386,11 @@ struct EtcdClient::Impl {
       if (Status s = Authenticate(deadline); !s.ok()) return s;
     }
     auto r = Send(path, body, idempotent, deadline);
-    if (!auth || r.ok() || !RejectedForAuth(r.status())) return r;
+    if (r.ok() || !RejectedForAuth(r.status())) return r;
+    if (!auth)
+      return r.status().WithMessage(r.status().message() +
+                                    " (the cluster has authentication enabled: set "
+                                    "state.etcd.auth)");
     // Once per call: a fresh token refused again is not an expiry.
     if (Status s = Authenticate(deadline); !s.ok()) return s;
     return Send(path, body, idempotent, deadline);

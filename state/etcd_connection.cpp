@@ -250,11 +250,14 @@ struct EtcdConnection::State {
     const bool address = ::inet_pton(AF_INET, host.c_str(), &any) == 1 ||
                          ::inet_pton(AF_INET6, host.c_str(), &any) == 1;
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    const bool named =
-        address ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1
-                : (SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 &&
-                   (X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS),
-                    SSL_set1_host(ssl, host.c_str()) == 1));
+    bool named = false;
+    if (address) {
+      named = X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1;
+    } else {
+      X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      named =
+          SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 && SSL_set1_host(ssl, host.c_str()) == 1;
+    }
     if (!named)
       return Status::InvalidArgument("etcd " + e.authority + ": cannot verify the name " + host);
     int error = 0;
@@ -296,6 +299,7 @@ bool EtcdConnection::StillOpen() {
   }
   // Bytes waiting may be a TLS 1.3 session ticket; SSL_peek takes those in and says whether
   // what is left is nothing (alive), a close_notify or EOF (closed), or data nobody asked for.
+  HoldSigpipe hold;  // a ticket may make OpenSSL answer (a KeyUpdate), on a reset connection
   ERR_clear_error();
   char c;
   const int rc = SSL_peek(s.ssl, &c, 1);

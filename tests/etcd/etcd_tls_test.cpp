@@ -211,13 +211,15 @@ TEST_F(EtcdTlsAuthTest, TheRightPasswordWorksAndAWrongOneNamesTheUserAndTheEndpo
   auto wrong = As("icewarden", "not-the-password").Put("/auth/a", "2");
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), StatusCode::kUnauthenticated);
-  EXPECT_THAT(
-      wrong.status().ToString(),
-      AllOf(HasSubstr("etcd " + authority + ": authentication as user 'icewarden' failed"),
-            HasSubstr("state.etcd.auth.password_file"), Not(HasSubstr("not-the-password"))));
+  EXPECT_THAT(wrong.status().ToString(),
+              AllOf(HasSubstr("etcd " + authority + ": authentication as user 'icewarden' failed"),
+                    HasSubstr("check state.etcd.auth: username, password_file"),
+                    Not(HasSubstr("not-the-password"))));
   // Without auth settings, etcd's own words say what is missing.
   auto anonymous = EtcdClient({{member_.url()}, 2s}).Range("/auth/a");
-  EXPECT_THAT(anonymous.status().message(), HasSubstr("user name is empty"));
+  EXPECT_THAT(anonymous.status().message(),
+              HasSubstr("user name is empty (the cluster has authentication enabled: set "
+                        "state.etcd.auth)"));
   EXPECT_EQ(etcd.Range("/auth/a")->kvs.at(0).value, "1");
 }
 

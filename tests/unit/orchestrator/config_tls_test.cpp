@@ -363,16 +363,17 @@ TEST_F(ConfigErrorsEtcdTlsTest, AuthNeedsAUserAndAPasswordFromAFileOrTheEnvironm
   ASSERT_EQ(inline_password.size(), 2u);
   EXPECT_EQ(inline_password[0], At(7, 11, "state.etcd.auth") +
                                     "missing required key 'password_env' or 'password_file'");
-  EXPECT_THAT(inline_password[1], HasSubstr(At(7, 32, "state.etcd.auth.password") + "unknown key"));
+  EXPECT_THAT(inline_password[1], HasSubstr(At(7, 33, "state.etcd.auth.password") + "unknown key"));
   EXPECT_THAT(inline_password[1], ::testing::Not(HasSubstr("hunter2-inline")));
   EXPECT_THAT(
       Errors(EtcdDoc("    auth: {password_file: missing.password}\n", "[http://127.0.0.1:2379]")),
       ElementsAre(At(7, 11, "state.etcd.auth") + "missing required key 'username'",
-                  At(7, 32, "state.etcd.auth.password_file") + "cannot read '" + dir_ +
+                  At(7, 27, "state.etcd.auth.password_file") + "cannot read '" + dir_ +
                       "/missing.password': No such file or directory"));
   EXPECT_THAT(Errors(EtcdDoc("    auth: {username: \"\", password_env: ETCD_PW}\n",
-                             "[http://127.0.0.1:2379]")),
-              ElementsAre(At(7, 21, "state.etcd.auth.username") +
+                             "[http://127.0.0.1:2379]"),
+                     EnvOf({{"ETCD_PW", "pw-from-env-3"}})),
+              ElementsAre(At(7, 22, "state.etcd.auth.username") +
                           "must name an etcd user (etcdctl user add NAME)"));
 }
 
