@@ -16,7 +16,9 @@
 // Failures: a request that never reached a member (connect refused or timed out) is tried on
 // the next endpoint. Once a request may have been delivered, a read (range) is retried once;
 // a write (put, deleterange, txn) is not, and its Status says the outcome is unknown: the
-// caller reads back, as with a catalog commit.
+// caller reads back, as with a catalog commit. A member whose certificate does not verify
+// (kUnauthenticated) or that refuses ours (kPermissionDenied) received no request either: the
+// next endpoint is tried, and the Status says what to fix.
 //
 // Authentication (etcd's users, `--auth-token simple` or jwt): the client asks
 // POST /v3/auth/authenticate for a token before its first request and sends it as
