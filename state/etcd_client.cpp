@@ -1,21 +1,13 @@
 #include "state/etcd_client.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
+
+#include "state/etcd_connection.h"
 
 namespace icewarden {
 namespace {
@@ -174,7 +166,8 @@ json CompareJson(const EtcdCompare& c) {
 
 // An error body of the gateway ({"error", "code", "message"}) as a Status.
 // A streaming endpoint (lease keepalive) nests it: {"error": {"grpc_code", "message"}}.
-Status GatewayError(const std::string& where, int http_status, const json& body) {
+Status GatewayError(const std::string& where, int http_status, const json& body,
+                    std::string_view raw) {
   std::string message;
   int code = 0;
   if (body.is_object()) {
@@ -187,7 +180,22 @@ Status GatewayError(const std::string& where, int http_status, const json& body)
                                                          : Int(nested, "code"));
   }
   std::string text = "etcd " + where + ": ";
-  text += message.empty() ? "HTTP " + std::to_string(http_status) : message;
+  if (message.empty()) {
+    // Not the gateway's JSON (a proxy's page, Go's TLS or HTTP errors): a bounded excerpt.
+    text += "HTTP " + std::to_string(http_status);
+    if (!raw.empty()) {
+      text += ": ";
+      text += raw.substr(0, 200);
+    }
+    // etcd 3.4 with --client-cert-auth and auth enabled (embed/serve.go): a gateway request
+    // whose client certificate has a CommonName is refused, as that name would be ignored.
+    if (raw.find("CommonName of client") != std::string_view::npos)
+      text +=
+          " (with auth enabled, etcd's JSON gateway takes only client certificates "
+          "without a CN: issue state.etcd.tls.cert_file with its names in subjectAltName)";
+  } else {
+    text += message;
+  }
   switch (code) {
     case 3:  // INVALID_ARGUMENT
       return Status::InvalidArgument(text);
@@ -195,42 +203,28 @@ Status GatewayError(const std::string& where, int http_status, const json& body)
       return Status::NotFound(text);
     case 9:  // FAILED_PRECONDITION
       return Status::FailedPrecondition(text);
+    case 7:  // PERMISSION_DENIED: the user's roles do not cover the key
+      return Status::PermissionDenied(text);
+    case 16:  // UNAUTHENTICATED: "etcdserver: invalid auth token"
+      return Status::Unauthenticated(text);
     default:
       return Status::Unavailable(text);
   }
 }
 
-struct Endpoint {
-  std::string host, port, authority;
-};
-
-Result<Endpoint> ParseEndpoint(const std::string& url) {
-  std::string_view rest = url;
-  if (!rest.starts_with("http://"))
-    return Status::InvalidArgument("etcd endpoint " + url + ": only http:// is supported so far");
-  rest.remove_prefix(7);
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
-  const auto colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size())
-    return Status::InvalidArgument("etcd endpoint " + url + ": want http://HOST:PORT");
-  return Endpoint{std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1)),
-                  std::string(rest)};
-}
-
-int MillisLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
-}
-
-// Waits for `events` on fd until the deadline; false on timeout or error.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
-  pollfd p{fd, events, 0};
-  while (true) {
-    const int n = ::poll(&p, 1, MillisLeft(deadline));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) return false;
-  }
+// What a member says when the token is missing, expired or stale: authenticate again, and
+// send the request once more. That is safe for a write too: etcd checks the token in
+// EtcdServer::processInternalRaftRequestOnce (etcdserver/v3_server.go, AuthInfoFromCtx)
+// before it proposes anything to raft, so a request refused for its token was never applied;
+// observed on etcd 3.4.23, a put with an expired simple token answers 401 code 16 and the
+// key keeps its old value. "auth store is old" (a jwt token older than a change to users or
+// roles) is checked by the applier before it applies (auth/store.go), and etcd 3.4 retries
+// it itself; "user name is empty" is a request without a token (auth enabled after we asked).
+bool RejectedForAuth(const Status& s) {
+  const std::string& m = s.message();
+  return m.find("etcdserver: invalid auth token") != std::string::npos ||
+         m.find("etcdserver: revision of auth store is old") != std::string::npos ||
+         m.find("etcdserver: user name is empty") != std::string::npos;
 }
 
 }  // namespace
@@ -238,103 +232,58 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
 struct EtcdClient::Impl {
   explicit Impl(EtcdClientOptions o) : options(std::move(o)) {
     for (const auto& url : options.endpoints) {
-      auto e = ParseEndpoint(url);
+      auto e = ParseEtcdEndpoint(url);
       if (!e.ok()) {
-        endpoint_error = e.status();  // every call says so: a config error, not an outage
+        setup_error = e.status();  // every call says so: a config error, not an outage
+        return;
+      }
+      // One list is one cluster: members that speak different schemes are a typo in one
+      // of them, and trying plain HTTP after TLS failed would send the token in the clear.
+      if (!endpoints.empty() && e->tls != endpoints.front().tls) {
+        setup_error = Status::InvalidArgument(
+            "etcd endpoint " + url + ": the list mixes http:// and https:// (" +
+            options.endpoints.front() + "); one cluster speaks one of them");
         return;
       }
       endpoints.push_back(*e);
     }
-  }
-  ~Impl() { Close(); }
-
-  void Close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-
-  // Neither closed by the server nor holding bytes nobody asked for.
-  bool StillOpen() const {
-    char c;
-    const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-  }
-
-  // Opens a connection to endpoints[current]; the Status names the endpoint.
-  Status Connect(const Endpoint& e, Clock::time_point deadline) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rc = ::getaddrinfo(e.host.c_str(), e.port.c_str(), &hints, &found); rc != 0)
-      return Status::Unavailable("etcd " + e.authority + ": resolve: " + gai_strerror(rc));
-    std::string why = "no address";
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      int s = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-      if (s < 0) continue;
-      int rc = ::connect(s, a->ai_addr, a->ai_addrlen);
-      if (rc != 0 && errno == EINPROGRESS) {
-        if (WaitFor(s, POLLOUT, deadline)) {
-          int err = 0;
-          socklen_t len = sizeof(err);
-          ::getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
-          rc = err == 0 ? 0 : -1;
-          errno = err;
-        } else {
-          errno = ETIMEDOUT;
-        }
+    if (!endpoints.empty() && endpoints.front().tls) {
+      auto made = EtcdTlsContext::Make(options.tls);
+      if (!made.ok()) {
+        setup_error = made.status();
+        return;
       }
-      if (rc == 0) {
-        int one = 1;
-        ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        ::freeaddrinfo(found);
-        fd = s;
-        return Status::Ok();
-      }
-      why = std::strerror(errno);
-      ::close(s);
+      tls = std::move(made).value();
     }
-    ::freeaddrinfo(found);
-    return Status::Unavailable("etcd " + e.authority + ": connect: " + why);
   }
 
-  // One request on the open connection. `sent` says whether any of it left.
-  Result<http::response<http::string_body>> Exchange(const Endpoint& e, const char* path,
+  // One request on the open connection. `sent` says whether any of it may have reached the
+  // member's HTTP server.
+  Result<http::response<http::string_body>> Exchange(const EtcdEndpoint& e, const char* path,
                                                      const std::string& body,
                                                      Clock::time_point deadline, bool& sent) {
-    std::string wire =
-        std::string("POST ") + path + " HTTP/1.1\r\nHost: " + e.authority +
-        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\n\r\n";
-    wire += body;
-    for (std::size_t done = 0; done < wire.size();) {
-      ssize_t n = ::send(fd, wire.data() + done, wire.size() - done, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent = true;
-        done += static_cast<std::size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (!WaitFor(fd, POLLOUT, deadline))
-          return Status::Unavailable("etcd " + e.authority + ": write timed out");
-      } else {
-        return Status::Unavailable("etcd " + e.authority + ": write: " + std::strerror(errno));
-      }
+    std::string wire = std::string("POST ") + path + " HTTP/1.1\r\nHost: " + e.authority;
+    if (!token.empty()) {
+      wire += "\r\nAuthorization: ";
+      wire += token;
     }
+    wire += "\r\nContent-Type: application/json\r\nContent-Length: ";
+    wire += std::to_string(body.size());
+    wire += "\r\n\r\n";
+    wire += body;
+    if (Status s = conn.Write(wire, deadline, sent); !s.ok()) return s;
     http::response_parser<http::string_body> parser;
     parser.eager(true);
     parser.body_limit(64 * 1024 * 1024);
     boost::beast::flat_buffer buffer;
     while (!parser.is_done()) {
-      if (!WaitFor(fd, POLLIN, deadline))
-        return Status::Unavailable("etcd " + e.authority + ": read timed out");
       auto space = buffer.prepare(16 * 1024);
-      ssize_t n = ::recv(fd, space.data(), space.size(), 0);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-      if (n < 0)
-        return Status::Unavailable("etcd " + e.authority + ": read: " + std::strerror(errno));
-      if (n == 0) return Status::Unavailable("etcd " + e.authority + ": connection closed");
-      buffer.commit(static_cast<std::size_t>(n));
+      bool refused = false;
+      auto n = conn.ReadSome(static_cast<char*>(space.data()), space.size(), deadline, refused);
+      if (refused) sent = false;  // the member's TLS layer refused us: HTTP never saw it
+      if (!n.ok()) return n.status();
+      if (*n == 0) return Status::Unavailable("etcd " + e.authority + ": connection closed");
+      buffer.commit(*n);
       while (buffer.size() > 0 && !parser.is_done()) {
         boost::system::error_code ec;
         const std::size_t used = parser.put(buffer.data(), ec);
@@ -346,29 +295,25 @@ struct EtcdClient::Impl {
       }
     }
     auto res = parser.release();
-    if (!res.keep_alive()) Close();
+    if (!res.keep_alive()) conn.Close();
     return res;
   }
 
-  Result<json> Call(const char* path, const json& request, bool idempotent) {
-    std::lock_guard lock(mu);
-    if (!endpoint_error.ok()) return endpoint_error;
-    if (endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints configured");
-    const std::string body = request.dump();
-    const auto deadline = Clock::now() + options.timeout;
+  // One request, on whichever member answers, with the failure rules of etcd_client.h.
+  Result<json> Send(const char* path, const std::string& body, bool idempotent,
+                    Clock::time_point deadline) {
     std::size_t refused = 0;
     bool retried = false;
     Status last = Status::Unavailable("etcd: not tried");
     while (true) {
-      const Endpoint& e = endpoints[current];
-      if (fd >= 0 && !StillOpen()) Close();  // the server closed the idle connection
-      const bool reused = fd >= 0;
-      if (!reused) {
-        if (Status s = Connect(e, deadline); !s.ok()) {
-          // Never reached this member: the next one may answer.
+      const EtcdEndpoint& e = endpoints[current];
+      if (conn.open() && !conn.StillOpen()) conn.Close();  // the member closed the idle one
+      if (!conn.open()) {
+        if (Status s = conn.Open(e, tls.get(), deadline); !s.ok()) {
+          // Never reached this member (or refused to trust it): the next one may answer.
           last = s;
           current = (current + 1) % endpoints.size();
-          if (++refused >= endpoints.size() || MillisLeft(deadline) == 0) return last;
+          if (++refused >= endpoints.size() || Clock::now() >= deadline) return last;
           continue;
         }
       }
@@ -380,15 +325,16 @@ struct EtcdClient::Impl {
         if (parsed.is_discarded())
           parsed = json::parse(res->body().substr(0, res->body().find('\n')), nullptr, false);
         if (res->result_int() != 200 || (parsed.is_object() && parsed.contains("error")))
-          return GatewayError(std::string(path), static_cast<int>(res->result_int()), parsed);
+          return GatewayError(std::string(path), static_cast<int>(res->result_int()), parsed,
+                              res->body());
         if (!parsed.is_object())
           return Status::Unavailable(std::string("etcd ") + path + ": the answer is not JSON");
         return parsed;
       }
-      Close();
+      conn.Close();
       // Once, on a fresh connection: a request of which nothing left (the member never saw
       // it), or a read, which is harmless to send twice.
-      if (!retried && MillisLeft(deadline) > 0 && (!sent || idempotent)) {
+      if (!retried && Clock::now() < deadline && (!sent || idempotent)) {
         retried = true;
         continue;
       }
@@ -399,12 +345,68 @@ struct EtcdClient::Impl {
     }
   }
 
+  // A token for options.auth, or no token when the cluster has auth turned off (as etcd's own
+  // client does: the same config then works before and after `auth enable`).
+  Status Authenticate(Clock::time_point deadline) {
+    token.clear();
+    auth_off = false;
+    const json request{{"name", options.auth.username}, {"password", options.auth.password}};
+    // Asking twice only makes a second token: safe to resend.
+    auto r = Send(kAuthenticate, request.dump(), true, deadline);
+    const std::string who = "etcd " + endpoints[current].authority + ": authentication as user '" +
+                            options.auth.username + "'";
+    if (!r.ok()) {
+      if (r.status().message().find("authentication is not enabled") != std::string::npos) {
+        auth_off = true;
+        return Status::Ok();
+      }
+      if (r.status().message().find("authentication failed") != std::string::npos)
+        return Status::Unauthenticated(who +
+                                       " failed: wrong user name or password (check "
+                                       "state.etcd.auth: username, password_file or "
+                                       "password_env): " +
+                                       r.status().message());
+      return r.status().WithMessage(who + " failed: " + r.status().message());
+    }
+    auto t = r->find("token");
+    if (t == r->end() || !t->is_string() || t->get<std::string>().empty())
+      return Status::Unavailable(who + ": the answer has no token");
+    token = t->get<std::string>();
+    return Status::Ok();
+  }
+
+  Result<json> Call(const char* path, const json& request, bool idempotent) {
+    std::lock_guard lock(mu);
+    if (!setup_error.ok()) return setup_error;
+    if (endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints configured");
+    const std::string body = request.dump();
+    const auto deadline = Clock::now() + options.timeout;
+    const bool auth = !options.auth.username.empty();
+    if (auth && token.empty() && !auth_off) {
+      if (Status s = Authenticate(deadline); !s.ok()) return s;
+    }
+    auto r = Send(path, body, idempotent, deadline);
+    if (r.ok() || !RejectedForAuth(r.status())) return r;
+    if (!auth)
+      return r.status().WithMessage(r.status().message() +
+                                    " (the cluster has authentication enabled: set "
+                                    "state.etcd.auth)");
+    // Once per call: a fresh token refused again is not an expiry.
+    if (Status s = Authenticate(deadline); !s.ok()) return s;
+    return Send(path, body, idempotent, deadline);
+  }
+
+  static constexpr const char* kAuthenticate = "/v3/auth/authenticate";
+
   EtcdClientOptions options;
-  std::vector<Endpoint> endpoints;
-  Status endpoint_error = Status::Ok();
+  std::vector<EtcdEndpoint> endpoints;
+  std::shared_ptr<EtcdTlsContext> tls;  // for https endpoints
+  Status setup_error = Status::Ok();
   std::mutex mu;
   std::size_t current = 0;
-  int fd = -1;
+  EtcdConnection conn;
+  std::string token;      // empty: none yet, or the cluster has auth off
+  bool auth_off = false;  // the cluster said "authentication is not enabled"
 };
 
 EtcdClient::EtcdClient(EtcdClientOptions options)

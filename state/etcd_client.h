@@ -1,7 +1,8 @@
 // EtcdClient: etcd v3 through its JSON gateway (POST /v3/kv/range, /v3/kv/put,
 // /v3/kv/deleterange, /v3/kv/txn, /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke)
-// over plain HTTP/1.1, synchronously: the first piece of the etcd state backend (issue 12),
-// which calls it from the store's own methods.
+// over HTTP/1.1 or HTTPS, synchronously: the first piece of the etcd state backend (issue 12),
+// which calls it from the store's own methods. TLS and the bytes on the wire:
+// etcd_connection.h.
 //
 // What the real server sends, and this client reads (etcd 3.4, Debian's etcd-server):
 //  - keys and values are base64 in both directions;
@@ -15,7 +16,15 @@
 // Failures: a request that never reached a member (connect refused or timed out) is tried on
 // the next endpoint. Once a request may have been delivered, a read (range) is retried once;
 // a write (put, deleterange, txn) is not, and its Status says the outcome is unknown: the
-// caller reads back, as with a catalog commit.
+// caller reads back, as with a catalog commit. A member whose certificate does not verify
+// (kUnauthenticated) or that refuses ours (kPermissionDenied) received no request either: the
+// next endpoint is tried, and the Status says what to fix.
+//
+// Authentication (etcd's users, `--auth-token simple` or jwt): the client asks
+// POST /v3/auth/authenticate for a token before its first request and sends it as
+// "Authorization: <token>" on every request. When a member answers that the token is not (or
+// no longer) valid, the client authenticates again and sends the request once more, also a
+// write: etcd rejects such a request before proposing it (etcd_client.cpp says where).
 // Thread-safety: every method locks one connection; calls from several threads queue.
 #pragma once
 
@@ -25,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "state/status.h"
@@ -78,11 +88,38 @@ struct EtcdLease {
   std::int64_t ttl_seconds = 0;
 };
 
+// TLS to https:// endpoints.
+struct EtcdTlsOptions {
+  std::string ca_file;    // PEM: the CA(s) that sign the members' certificates; required
+  std::string cert_file;  // PEM client certificate (for --client-cert-auth), with key_pem
+  std::string key_pem;    // its private key as PEM text (a secret: never in a message)
+};
+
+// etcd's user/password authentication; an empty username means none.
+struct EtcdAuthOptions {
+  std::string username;
+  std::string password;  // never in a message
+};
+
 struct EtcdClientOptions {
-  // "http://127.0.0.1:2379"; tried in order. One that is not http://HOST:PORT makes every
-  // call kInvalidArgument, naming it.
+  // A constructor, not an aggregate: callers name the endpoints (and a timeout) and leave TLS
+  // and auth out without -Wmissing-field-initializers.
+  EtcdClientOptions() = default;
+  EtcdClientOptions(std::vector<std::string> endpoints_,
+                    std::chrono::milliseconds timeout_ = std::chrono::seconds(2),
+                    EtcdTlsOptions tls_ = {}, EtcdAuthOptions auth_ = {})
+      : endpoints(std::move(endpoints_)),
+        timeout(timeout_),
+        tls(std::move(tls_)),
+        auth(std::move(auth_)) {}
+
+  // "http://127.0.0.1:2379" or "https://…"; tried in order. One that is not
+  // http(s)://HOST:PORT, a list that mixes http and https, or https without tls.ca_file makes
+  // every call kInvalidArgument, naming it.
   std::vector<std::string> endpoints;
-  std::chrono::milliseconds timeout{std::chrono::seconds(2)};  // per request
+  std::chrono::milliseconds timeout{std::chrono::seconds(2)};  // per request, auth included
+  EtcdTlsOptions tls;
+  EtcdAuthOptions auth;
 };
 
 class EtcdClient {

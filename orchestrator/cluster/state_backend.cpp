@@ -84,7 +84,20 @@ Result<std::optional<ServeState>> OpenServeState(
   }
 
   const EtcdStateConfig& e = config.state.etcd;
-  auto etcd = std::make_shared<EtcdClient>(EtcdClientOptions{e.endpoints, e.timeout});
+  auto etcd = std::make_shared<EtcdClient>(
+      EtcdClientOptions{e.endpoints,
+                        e.timeout,
+                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
+                        {e.auth.username, e.auth.password.value()}});
+  // A member that answers but refuses us (wrong password, a user without a role on the
+  // prefix, a CA or certificate it does not accept) will refuse every retry too: stop with
+  // that, rather than stand by forever. A cluster that does not answer is waited for.
+  if (auto first = etcd->Range(e.prefix + "leader"); !first.ok()) {
+    const StatusCode code = first.status().code();
+    if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied ||
+        code == StatusCode::kInvalidArgument)
+      return first.status();
+  }
   LeadershipOptions lo;
   lo.key = e.prefix + "leader";
   lo.replica = e.replica.empty() ? HostName() : e.replica;

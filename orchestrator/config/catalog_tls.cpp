@@ -12,6 +12,7 @@
 // error of `config validate` and not a probe failure hours later. A file (or the key's
 // variable) that is absent or unreadable where the config is read follows the secret rules
 // (SecretCheck): an error for serve and validate --strict, a warning for validate.
+// ReadCertificates and ReadClientCertificate read state.etcd.tls too (etcd_access.cpp).
 
 #include <unistd.h>
 
@@ -49,7 +50,8 @@ bool IsServerName(const std::string& s) {
   });
 }
 
-// Reads the PEM certificates at `key`'s path into *text; the resolved path goes to *path.
+}  // namespace
+
 bool ReadCertificates(const YamlMap& map, const std::string& key, const ConfigSources& sources,
                       std::string* path, std::string* text) {
   auto v = map.Get(key);
@@ -80,7 +82,31 @@ bool ReadCertificates(const YamlMap& map, const std::string& key, const ConfigSo
   return true;
 }
 
-}  // namespace
+void ReadClientCertificate(const YamlMap& map, const ConfigSources& sources, std::string* cert_file,
+                           Secret* key_out) {
+  std::string cert_text;
+  const bool has_cert = ReadCertificates(map, "cert_file", sources, cert_file, &cert_text);
+  const bool names_key = map.Has("key_file") || map.Has("key_env");
+  if (map.Has("cert_file") && !names_key) {
+    map.Get("cert_file")
+        ->Error("a client certificate needs its private key: set key_file or key_env");
+  }
+  if (names_key) {
+    if (auto key = ReadSecret(map, "key_env", "key_file", sources)) {
+      if (!map.Has("cert_file")) {
+        key->origin.Error("a client key needs its certificate: set cert_file");
+      } else if (Status ok = CheckPrivateKeyPem(key->secret.value()); !ok.ok()) {
+        key->origin.Error(ok.message());
+      } else if (has_cert) {
+        if (Status match = CheckKeyMatchesCertificate(cert_text, key->secret.value());
+            !match.ok()) {
+          key->origin.Error(match.message() + " ('" + *cert_file + "')");
+        }
+      }
+      *key_out = key->secret;
+    }
+  }
+}
 
 CatalogTlsConfig ReadCatalogTls(const YamlValue& value, const RegionConfig& region,
                                 const ConfigSources& sources) {
@@ -108,28 +134,7 @@ CatalogTlsConfig ReadCatalogTls(const YamlValue& value, const RegionConfig& regi
   std::string ca_text;
   ReadCertificates(*map, "ca_file", sources, &tls.ca_file, &ca_text);
 
-  std::string cert_text;
-  const bool has_cert = ReadCertificates(*map, "cert_file", sources, &tls.cert_file, &cert_text);
-  const bool names_key = map->Has("key_file") || map->Has("key_env");
-  if (map->Has("cert_file") && !names_key) {
-    map->Get("cert_file")
-        ->Error("a client certificate needs its private key: set key_file or key_env");
-  }
-  if (names_key) {
-    if (auto key = ReadSecret(*map, "key_env", "key_file", sources)) {
-      if (!map->Has("cert_file")) {
-        key->origin.Error("a client key needs its certificate: set cert_file");
-      } else if (Status ok = CheckPrivateKeyPem(key->secret.value()); !ok.ok()) {
-        key->origin.Error(ok.message());
-      } else if (has_cert) {
-        if (Status match = CheckKeyMatchesCertificate(cert_text, key->secret.value());
-            !match.ok()) {
-          key->origin.Error(match.message() + " ('" + tls.cert_file + "')");
-        }
-      }
-      tls.key = key->secret;
-    }
-  }
+  ReadClientCertificate(*map, sources, &tls.cert_file, &tls.key);
 
   if (auto v = map->Get("server_name")) {
     if (auto s = v->String()) {

@@ -230,10 +230,24 @@ struct DrillConfig {
   int line = 0, column = 0;
 };
 
+// state.etcd.tls (orchestrator/config/etcd_access.cpp): how icewarden trusts, and is known to,
+// the etcd members behind https:// endpoints. Paths are resolved against the config's folder.
+struct EtcdTlsConfig {
+  std::string ca_file;    // PEM: the CA that signs the members' certificates (only it is trusted)
+  std::string cert_file;  // --client-cert-auth: client certificate (PEM), with `key`
+  Secret key;             // its private key (PEM): key_file or key_env
+};
+
+// state.etcd.auth: an etcd user (etcd's --auth-token simple or jwt); empty username: none.
+struct EtcdAuthConfig {
+  std::string username;
+  Secret password;  // password_file or password_env, never inline
+};
+
 // state.backend: etcd (issue 12): several replicas share one record in etcd, and one of them,
 // the holder of the leader key, acts.
 struct EtcdStateConfig {
-  std::vector<std::string> endpoints;           // "http://HOST:PORT", tried in order
+  std::vector<std::string> endpoints;           // "http(s)://HOST:PORT", tried in order
   std::string prefix = "/icewarden/";           // every key of this deployment starts with it
   int max_txn_ops = 128;                        // the cluster's --max-txn-ops
   std::chrono::milliseconds timeout{2000};      // per etcd request
@@ -246,6 +260,8 @@ struct EtcdStateConfig {
   // must agree; orchestrator/region_quorum.h). Required when the policy accepts
   // old_region_unreachable.
   std::vector<std::string> replicas;
+  EtcdTlsConfig tls;
+  EtcdAuthConfig auth;
 };
 
 struct StateConfig {

@@ -107,27 +107,41 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
 
 // `quorum_evidence`: the policy accepts old_region_unreachable, which with several replicas is
 // a majority of state.etcd.replicas (orchestrator/region_quorum.h).
-EtcdStateConfig ReadEtcdState(const YamlValue& value, bool quorum_evidence) {
+EtcdStateConfig ReadEtcdState(const YamlValue& value, bool quorum_evidence,
+                              const ConfigSources& sources) {
   using namespace std::chrono_literals;
   EtcdStateConfig etcd;
   auto map = value.Map({"endpoints", "prefix", "max_txn_ops", "timeout", "leader_ttl", "replica",
-                        "advertise", "replicas"});
+                        "advertise", "replicas", "tls", "auth"});
   if (!map) return etcd;
   if (auto v = map->Require("endpoints")) {
     if (auto items = v->List()) {
       for (const YamlValue& item : *items) {
         auto url = item.String();
         if (!url) continue;
-        if (url->rfind("https://", 0) == 0) {
-          item.Error("TLS to etcd is not supported yet; use http:// on a private network");
-        } else if (url->rfind("http://", 0) != 0 || url->find(':', 7) == std::string::npos) {
-          item.Error("expected http://HOST:PORT, got " + item.Describe());
+        const bool https = url->rfind("https://", 0) == 0;
+        const std::size_t host = https ? 8 : 7;
+        if ((!https && url->rfind("http://", 0) != 0) ||
+            url->find(':', host) == std::string::npos) {
+          item.Error("expected http://HOST:PORT or https://HOST:PORT, got " + item.Describe());
+        } else if (!etcd.endpoints.empty() &&
+                   https != (etcd.endpoints.front().rfind("https://", 0) == 0)) {
+          // One cluster speaks one scheme; falling back from https to http would send the
+          // auth token in the clear.
+          item.Error("mixes http:// and https:// (state.etcd.endpoints[0] is " +
+                     etcd.endpoints.front() + "); every member of one cluster speaks the same");
+        } else if (https && !map->Has("tls")) {
+          item.Error(
+              "an https:// endpoint needs state.etcd.tls.ca_file, the CA that signs the "
+              "members' certificates");
         }
         etcd.endpoints.push_back(*url);
       }
       if (items->empty()) v->Error("must list at least one etcd endpoint");
     }
   }
+  if (auto v = map->Get("tls")) etcd.tls = ReadEtcdTls(*v, etcd.endpoints, sources);
+  if (auto v = map->Get("auth")) etcd.auth = ReadEtcdAuth(*v, sources);
   if (map->Read("prefix", &etcd.prefix) && (etcd.prefix.empty() || etcd.prefix.back() != '/'))
     map->Get("prefix")->Error("must end with '/', e.g. '/icewarden/'");
   ReadWithin(*map, "max_txn_ops", &etcd.max_txn_ops, 8, 100000);
@@ -168,7 +182,7 @@ EtcdStateConfig ReadEtcdState(const YamlValue& value, bool quorum_evidence) {
   return etcd;
 }
 
-StateConfig ReadState(const YamlValue& value, bool quorum_evidence) {
+StateConfig ReadState(const YamlValue& value, bool quorum_evidence, const ConfigSources& sources) {
   StateConfig state;
   auto map = value.Map({"backend", "path", "etcd"});
   if (!map) return state;
@@ -183,7 +197,7 @@ StateConfig ReadState(const YamlValue& value, bool quorum_evidence) {
     if (!etcd) {
       map->Get("backend")->Error("the etcd backend needs a state.etcd section with endpoints");
     } else {
-      state.etcd = ReadEtcdState(*etcd, quorum_evidence);
+      state.etcd = ReadEtcdState(*etcd, quorum_evidence, sources);
     }
   } else if (etcd) {
     etcd->Error("is read only with state.backend: etcd");
@@ -302,7 +316,8 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   if (auto v = map->Get("state")) {
     const auto& kinds = config.policies.fencing_evidence;
     config.state = ReadState(
-        *v, std::find(kinds.begin(), kinds.end(), "old_region_unreachable") != kinds.end());
+        *v, std::find(kinds.begin(), kinds.end(), "old_region_unreachable") != kinds.end(),
+        sources);
   }
   config.state.path = ResolvePath(sources, config.state.path);
   if (auto v = map->Require("regions")) config.regions = ReadRegions(*v, default_probe, sources);

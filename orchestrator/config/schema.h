@@ -40,6 +40,21 @@ void ReadProbe(const YamlValue& value, ProbeSettings* probe);
 // it is checked against.
 CatalogTlsConfig ReadCatalogTls(const YamlValue& value, const RegionConfig& region,
                                 const ConfigSources& sources);
+// The PEM certificates that `key` of `map` names (resolved against the config's folder) into
+// *text, and the resolved path into *path, checked as OpenSSL reads them (catalog_tls.cpp).
+// False, with the problem reported at the key, when they cannot be used; absent here follows
+// the secret rules (ReportNotAvailableHere).
+bool ReadCertificates(const YamlMap& map, const std::string& key, const ConfigSources& sources,
+                      std::string* path, std::string* text);
+// `cert_file` with `key_file` or `key_env` in `map`: a client certificate and its private key,
+// both or neither, the key the certificate's (catalog_tls.cpp).
+void ReadClientCertificate(const YamlMap& map, const ConfigSources& sources, std::string* cert_file,
+                           Secret* key);
+// state.etcd's `tls:` and `auth:` (etcd_access.cpp); `endpoints` as read, to check the
+// tls settings against.
+EtcdTlsConfig ReadEtcdTls(const YamlValue& value, const std::vector<std::string>& endpoints,
+                          const ConfigSources& sources);
+EtcdAuthConfig ReadEtcdAuth(const YamlValue& value, const ConfigSources& sources);
 // The `failovers:` list of routes (routes.cpp).
 std::vector<FailoverRouteConfig> ReadFailoverRoutes(const YamlValue& value,
                                                     const std::vector<RegionConfig>& regions,
@@ -55,7 +70,7 @@ void ReadNamed(const YamlMap& map, std::string* name, std::vector<std::string>* 
 // A `params:` mapping of single values (a route's runbook parameters, an alert route's action
 // params), in order; anything else is an error at its position naming `what` was expected.
 std::vector<std::pair<std::string, std::string>> ReadScalarParams(const YamlValue& v,
-                                                                   const std::string& what);
+                                                                  const std::string& what);
 // The `alerts:` list of routes for icewarden's own alerts (alerts.cpp).
 std::vector<AlertRouteConfig> ReadAlertRoutes(const YamlValue& value);
 // The `drills:` list (drills.cpp); drills name routes, so routes come first.

@@ -230,11 +230,12 @@ TEST(EtcdClientFailureTest, AReadIsSentTwiceAWriteOnceAndSaysToReadBack) {
 }
 
 TEST(EtcdClientFailureTest, AnEndpointThatIsNotHttpHostPortIsAConfigError) {
-  EtcdClient etcd({{"https://127.0.0.1:2379"}, 500ms});
+  // (https is an endpoint since issue 12 item 1; TLS settings: etcd_tls_test.cpp.)
+  EtcdClient etcd({{"ftp://127.0.0.1:2379"}, 500ms});
   auto r = etcd.Range("/k");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("https://127.0.0.1:2379"), std::string::npos)
+  EXPECT_NE(r.status().message().find("ftp://127.0.0.1:2379"), std::string::npos)
       << r.status().ToString();
   EtcdClient no_port({{"http://127.0.0.1"}, 500ms});
   EXPECT_EQ(no_port.Put("/k", "v").status().code(), StatusCode::kInvalidArgument);

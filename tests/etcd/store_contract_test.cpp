@@ -438,8 +438,8 @@ TEST_P(StoreContractTest, TwoStoresOnOneRecordKeepOneAuditSequence) {
   EXPECT_EQ(*(*other)->LastAuditSeq(), events.back().seq);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values("sqlite", "etcd"),
-                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest,
+                         ::testing::Values("sqlite", "etcd", "etcd_tls_auth"), BackendName);
 
 }  // namespace
 }  // namespace icewarden::testing

@@ -44,7 +44,7 @@ bool MakeTestCa(const std::string& dir, const std::string& name, TestCa* out, st
 
 bool MakeTestLeaf(const std::string& dir, const std::string& name, const TestCa& ca,
                   const std::string& san, const std::string& usage, TestLeaf* out,
-                  std::string* error) {
+                  std::string* error, const std::string& subject) {
   out->cert = dir + "/" + name + ".crt";
   out->key = dir + "/" + name + ".key";
   const std::string csr = dir + "/" + name + ".csr";
@@ -54,7 +54,7 @@ bool MakeTestLeaf(const std::string& dir, const std::string& name, const TestCa&
   std::vector<std::string> req = {kOpenSsl, "req"};
   for (auto& a : NewKeyArgs()) req.push_back(a);
   for (const std::string& a : {std::string("-keyout"), out->key, std::string("-out"), csr,
-                               std::string("-subj"), "/CN=" + name})
+                               std::string("-subj"), subject.empty() ? "/CN=" + name : subject})
     req.push_back(a);
   if (!Run(req, error)) return false;
   return Run({kOpenSsl, "x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key,

@@ -30,10 +30,11 @@ struct TestLeaf {
 // A self-signed CA named CN=NAME; false (with the tool's stderr in *error) on failure.
 bool MakeTestCa(const std::string& dir, const std::string& name, TestCa* out, std::string* error);
 // A certificate signed by `ca`. `san` is an openssl subjectAltName value
-// ("IP:127.0.0.1,DNS:localhost"); `usage` is "serverAuth" or "clientAuth".
+// ("IP:127.0.0.1,DNS:localhost"); `usage` is "serverAuth" or "clientAuth". The subject is
+// CN=NAME unless `subject` says otherwise ("/O=icewarden": one without a CN).
 bool MakeTestLeaf(const std::string& dir, const std::string& name, const TestCa& ca,
                   const std::string& san, const std::string& usage, TestLeaf* out,
-                  std::string* error);
+                  std::string* error, const std::string& subject = "");
 
 // An HTTPS catalog on 127.0.0.1:<ephemeral> (cpp-httplib's SSLServer) that answers
 // GET /v1/config with an empty ConfigResponse and counts those requests. With `client_ca`

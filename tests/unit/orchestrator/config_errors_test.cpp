@@ -154,10 +154,10 @@ ownership: {default_owner: a}
     leader_ttl: 2500ms
     max_txn_ops: 4
 )" + tail),
-              ElementsAre("c.yaml:4:17: state.etcd.endpoints[0]: TLS to etcd is not supported "
-                          "yet; use http:// on a private network",
-                          "c.yaml:4:43: state.etcd.endpoints[1]: expected http://HOST:PORT, got "
-                          "'127.0.0.1:2379'",
+              ElementsAre("c.yaml:4:17: state.etcd.endpoints[0]: an https:// endpoint needs "
+                          "state.etcd.tls.ca_file, the CA that signs the members' certificates",
+                          "c.yaml:4:43: state.etcd.endpoints[1]: expected http://HOST:PORT or "
+                          "https://HOST:PORT, got '127.0.0.1:2379'",
                           "c.yaml:5:13: state.etcd.prefix: must end with '/', e.g. '/icewarden/'",
                           "c.yaml:6:17: state.etcd.leader_ttl: must be whole seconds (etcd grants "
                           "leases in seconds)",

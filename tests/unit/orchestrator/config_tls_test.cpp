@@ -1,6 +1,7 @@
 // A region's `tls:` settings: valid ones land in the config and in the catalog options every
 // transport is made from, and each mistake is one FILE:LINE:COL error at the key that is
-// wrong. The certificates are made for the test with the openssl CLI.
+// wrong; and the same for state.etcd's tls and auth. The certificates are made for the test
+// with the openssl CLI.
 //
 // Every document below has the same first lines, so positions count from line 4 ("tls:")
 // and the tls keys start at line 5, column 7.
@@ -249,6 +250,131 @@ TEST_F(ConfigTlsTest, AServerNameCannotAlsoStandForAnotherTokenHost) {
                           "would also be required of auth.token_uri's host idp.example.com, which "
                           "is not the catalog's; put the token endpoint on the catalog's host or "
                           "drop server_name"));
+}
+
+// ---- state.etcd's tls: and auth: (orchestrator/config/etcd_access.cpp), with the same
+// certificates. Every document starts with the same six lines: the endpoints are on line 6,
+// and the first key a test adds under state.etcd on line 7 (at column 5, its keys at 7).
+
+class ConfigErrorsEtcdTlsTest : public ConfigTlsTest {
+ protected:
+  static void SetUpTestSuite() {
+    ConfigTlsTest::SetUpTestSuite();
+    if (!dir_.empty()) std::ofstream(dir_ + "/etcd.password") << "pw-from-file-7\n";
+  }
+  // state.etcd with `endpoints` and then `lines` (keys of state.etcd indented by 4 spaces).
+  static std::string EtcdDoc(const std::string& lines,
+                             const std::string& endpoints = "[https://127.0.0.1:2379]") {
+    return "regions: [{name: a, catalog_uri: \"http://a:1\"}]\n"
+           "ownership: {default_owner: a}\n"
+           "state:\n"
+           "  backend: etcd\n"
+           "  etcd:\n"
+           "    endpoints: " +
+           endpoints + "\n" + lines;
+  }
+};
+
+TEST_F(ConfigErrorsEtcdTlsTest, EverySettingLandsInTheConfigWithPathsFromTheConfigsFolder) {
+  ConfigLoad load =
+      Load(EtcdDoc("    tls:\n"
+                   "      ca_file: ca.crt\n"
+                   "      cert_file: client.crt\n"
+                   "      key_file: client.key\n"
+                   "    auth:\n"
+                   "      username: icewarden\n"
+                   "      password_file: etcd.password\n",
+                   "[https://127.0.0.1:2379, https://127.0.0.1:22379]"));
+  ASSERT_THAT(load.errors, IsEmpty()) << load.errors[0].ToString();
+  const EtcdStateConfig& etcd = load.config->state.etcd;
+  EXPECT_EQ(etcd.endpoints.size(), 2u);
+  EXPECT_EQ(etcd.tls.ca_file, ca_.cert);
+  EXPECT_EQ(etcd.tls.cert_file, client_.cert);
+  EXPECT_THAT(etcd.tls.key.value(), HasSubstr("PRIVATE KEY-----"));
+  EXPECT_EQ(etcd.auth.username, "icewarden");
+  EXPECT_EQ(etcd.auth.password.value(), "pw-from-file-7") << "the trailing newline is not in it";
+
+  // A password from the environment, and TLS without a client certificate.
+  ConfigLoad env = Load(EtcdDoc("    tls: {ca_file: ca.crt}\n"
+                                "    auth: {username: icewarden, password_env: ETCD_PW}\n"),
+                        EnvOf({{"ETCD_PW", "pw-from-env-3"}}));
+  ASSERT_THAT(env.errors, IsEmpty()) << env.errors[0].ToString();
+  EXPECT_EQ(env.config->state.etcd.auth.password.value(), "pw-from-env-3");
+  EXPECT_TRUE(env.config->state.etcd.tls.cert_file.empty());
+  // Auth over plain http is etcd's choice to allow (a private network).
+  EXPECT_THAT(Errors(EtcdDoc("    auth: {username: icewarden, password_file: etcd.password}\n",
+                             "[http://127.0.0.1:2379]")),
+              IsEmpty());
+}
+
+TEST_F(ConfigErrorsEtcdTlsTest, EndpointsAndTlsMustAgree) {
+  EXPECT_THAT(Errors(EtcdDoc("", "[https://127.0.0.1:2379]")),
+              ElementsAre(At(6, 17, "state.etcd.endpoints[0]") +
+                          "an https:// endpoint needs state.etcd.tls.ca_file, the CA that signs "
+                          "the members' certificates"));
+  EXPECT_THAT(Errors(EtcdDoc("    tls: {ca_file: ca.crt}\n",
+                             "[https://127.0.0.1:2379, http://127.0.0.1:22379]")),
+              ElementsAre(At(6, 41, "state.etcd.endpoints[1]") +
+                          "mixes http:// and https:// (state.etcd.endpoints[0] is "
+                          "https://127.0.0.1:2379); every member of one cluster speaks the same"));
+  EXPECT_THAT(Errors(EtcdDoc("    tls: {ca_file: ca.crt}\n", "[http://127.0.0.1:2379]")),
+              ElementsAre(At(7, 10, "state.etcd.tls") +
+                          "tls settings apply only to https:// endpoints, and state.etcd.endpoints "
+                          "are http://127.0.0.1:2379...; write them as https://HOST:PORT or drop "
+                          "tls"));
+  EXPECT_THAT(Errors(EtcdDoc("    tls: {cert_file: client.crt, key_file: client.key}\n")),
+              ElementsAre(At(7, 10, "state.etcd.tls") + "missing required key 'ca_file'"));
+}
+
+TEST_F(ConfigErrorsEtcdTlsTest, TlsFilesAreCheckedAsOpenSslReadsThem) {
+  EXPECT_THAT(Errors(EtcdDoc("    tls:\n"
+                             "      ca_file: nope.crt\n"
+                             "      cert_file: notes.txt\n"
+                             "      key_file: client.key\n")),
+              ElementsAre(At(8, 16, "state.etcd.tls.ca_file") + "cannot read '" + dir_ +
+                              "/nope.crt': No such file or directory",
+                          At(9, 18, "state.etcd.tls.cert_file") + "'" + dir_ +
+                              "/notes.txt': no PEM certificate found (want -----BEGIN "
+                              "CERTIFICATE-----)"));
+  EXPECT_THAT(Errors(EtcdDoc("    tls:\n"
+                             "      ca_file: ca.crt\n"
+                             "      cert_file: client.crt\n")),
+              ElementsAre(At(9, 18, "state.etcd.tls.cert_file") +
+                          "a client certificate needs its private key: set key_file or key_env"));
+  EXPECT_THAT(Errors(EtcdDoc("    tls:\n"
+                             "      ca_file: ca.crt\n"
+                             "      key_file: client.key\n")),
+              ElementsAre(At(9, 17, "state.etcd.tls.key_file") +
+                          "a client key needs its certificate: set cert_file"));
+  std::vector<std::string> mismatch =
+      Errors(EtcdDoc("    tls:\n"
+                     "      ca_file: ca.crt\n"
+                     "      cert_file: client.crt\n"
+                     "      key_file: other.key\n"));
+  EXPECT_THAT(mismatch, ElementsAre(At(10, 17, "state.etcd.tls.key_file") +
+                                    "the private key is not the key of this certificate ('" +
+                                    client_.cert + "')"));
+  EXPECT_THAT(mismatch[0], ::testing::Not(HasSubstr("PRIVATE KEY")));
+}
+
+TEST_F(ConfigErrorsEtcdTlsTest, AuthNeedsAUserAndAPasswordFromAFileOrTheEnvironment) {
+  std::vector<std::string> inline_password = Errors(EtcdDoc(
+      "    auth: {username: icewarden, password: hunter2-inline}\n", "[http://127.0.0.1:2379]"));
+  ASSERT_EQ(inline_password.size(), 2u);
+  EXPECT_EQ(inline_password[0], At(7, 11, "state.etcd.auth") +
+                                    "missing required key 'password_env' or 'password_file'");
+  EXPECT_THAT(inline_password[1], HasSubstr(At(7, 33, "state.etcd.auth.password") + "unknown key"));
+  EXPECT_THAT(inline_password[1], ::testing::Not(HasSubstr("hunter2-inline")));
+  EXPECT_THAT(
+      Errors(EtcdDoc("    auth: {password_file: missing.password}\n", "[http://127.0.0.1:2379]")),
+      ElementsAre(At(7, 11, "state.etcd.auth") + "missing required key 'username'",
+                  At(7, 27, "state.etcd.auth.password_file") + "cannot read '" + dir_ +
+                      "/missing.password': No such file or directory"));
+  EXPECT_THAT(Errors(EtcdDoc("    auth: {username: \"\", password_env: ETCD_PW}\n",
+                             "[http://127.0.0.1:2379]"),
+                     EnvOf({{"ETCD_PW", "pw-from-env-3"}})),
+              ElementsAre(At(7, 22, "state.etcd.auth.username") +
+                          "must name an etcd user (etcdctl user add NAME)"));
 }
 
 }  // namespace
