@@ -84,6 +84,16 @@ Result<std::optional<ServeState>> OpenServeState(
   }
 
   const EtcdStateConfig& e = config.state.etcd;
+  // Standbys send clients to this URL, so it must name a port they can reach: a port the
+  // kernel picks is not known before the server listens, and a standby's and a leader's
+  // server may get different ones.
+  if (e.advertise.empty() && http.port == 0) {
+    return Status::InvalidArgument(
+        "api.listen " + config.api.listen +
+        " asks for any free port, but with state.backend: etcd the other replicas send "
+        "clients to this replica's address: give api.listen (or --listen) a fixed port, or set "
+        "state.etcd.advertise to the URL clients reach it at");
+  }
   auto etcd = std::make_shared<EtcdClient>(
       EtcdClientOptions{e.endpoints,
                         e.timeout,
@@ -101,16 +111,6 @@ Result<std::optional<ServeState>> OpenServeState(
   LeadershipOptions lo;
   lo.key = e.prefix + "leader";
   lo.replica = e.replica.empty() ? HostName() : e.replica;
-  // Standbys send clients to this URL, so it must name a port they can reach: a port the
-  // kernel picks is not known before the server listens, and a standby's and a leader's
-  // server may get different ones.
-  if (e.advertise.empty() && http.port == 0) {
-    return Status::InvalidArgument(
-        "api.listen " + config.api.listen +
-        " asks for any free port, but with state.backend: etcd the other replicas send "
-        "clients to this replica's address: give api.listen (or --listen) a fixed port, or set "
-        "state.etcd.advertise to the URL clients reach it at");
-  }
   lo.api = e.advertise.empty() ? "http://" + config.api.listen : e.advertise;
   lo.ttl = std::chrono::duration_cast<std::chrono::seconds>(e.leader_ttl);
   lo.log = [](const std::string& line) { spdlog::info("{}", line); };
