@@ -31,6 +31,10 @@ packages=(
   # etcd members for the etcd state backend's tests (tests/etcd/), each started by the test on
   # its own loopback ports and data folder, not as the system service the package installs
   etcd-server
+  # libfaketime: tests/etcd/skewed_replica_test.cpp and tests/chaos/ run a replica with its clock
+  # 30 s off (LD_PRELOAD of libfaketime.so.1 with FAKETIME="+30s") to show that no timestamp is
+  # compared across replicas
+  faketime
 )
 
 missing=()
