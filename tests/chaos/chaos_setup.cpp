@@ -10,8 +10,9 @@ namespace {
 // without its workload), so most failovers are fenced by evidence; one that is not waits for the
 // driver's operator. The promote steps have one effect each kind of action can have: a
 // non-idempotent call (once only, ever), the ownership transfer (epochs) and an idempotent call
-// (re-run after a crash with the same Idempotency-Key, never after it succeeded). A switchover
-// first waits for the target to hold the old owner's demotion token (no workload: at once).
+// (re-run after a crash with the same Idempotency-Key, never after it succeeded), with a wait
+// between them. A switchover first waits for the target to hold the old owner's demotion token
+// (no workload: at once).
 std::string Runbook(const ChaosLayout& l, const std::string& kind) {
   std::ostringstream y;
   y << "name: chaos-" << kind << "\n"
@@ -30,6 +31,9 @@ std::string Runbook(const ChaosLayout& l, const std::string& kind) {
     << "      headers: {X-Chaos-Incarnation: \"${env.ICEWARDEN_CHAOS_INCARNATION}\"}\n"
     << "      body: \"${failover.id}\"\n"
     << "    timeout: 5s\n    on_failure: continue\n"
+    // Holds the promotion open for a while, so that a fault often lands in the middle of it
+    // and the next leader has to resume it from the journal.
+    << "  - id: hold\n    action: wait\n    params: {duration: 1500ms}\n    timeout: 10s\n"
     << "  - id: transfer-ownership\n    action: ownership.transfer\n"
     << "    params: {scope: \"${scope}\", write_catalog_properties: true}\n"
     << "    timeout: 1m\n    retry: {attempts: 3, initial_backoff: 500ms, max_backoff: 2s}\n"

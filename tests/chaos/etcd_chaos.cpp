@@ -245,6 +245,8 @@ int Run(const Flags& flags) {
   for (const auto& [phase, n] : figures.ended)
     std::printf(" %s %lld", phase.c_str(), static_cast<long long>(n));
   std::printf("%s\n", figures.active.empty() ? "" : ("; still active: " + figures.active).c_str());
+  std::printf("failovers that ended under another leader term than they began in: %lld\n",
+              static_cast<long long>(figures.across_terms));
   std::printf(
       "approvals %lld, fencing confirmed by the operator %lld, aborted by the driver %lld, "
       "proposals refused %lld\n",

@@ -72,11 +72,12 @@ void FailoverDriver::Loop() {
     if (key.ok() && !key->kvs.empty() && Steady::now() >= next_try_) {
       json v = json::parse(key->kvs[0].value, nullptr, false);
       const std::string api = v.is_object() ? v.value("api", "") : "";
+      const std::int64_t term = key->kvs[0].create_revision;
       if (!api.empty()) {
         if (id_.empty()) {
-          if (!draining_) Propose(api);
+          if (!draining_) Propose(api, term);
         } else {
-          Advance(api);
+          Advance(api, term);
         }
       }
     }
@@ -90,7 +91,7 @@ void FailoverDriver::Refused(const std::string& why) {
   ++figures_.refusals[why.substr(0, 60)];
 }
 
-void FailoverDriver::Propose(const std::string& api) {
+void FailoverDriver::Propose(const std::string& api, std::int64_t term) {
   auto counts = record_->CountOwnershipByOwner();
   if (!counts.ok()) return;
   std::vector<std::string> owners;
@@ -112,6 +113,7 @@ void FailoverDriver::Propose(const std::string& api) {
   }
   id_ = r.body["failover"]["id"];
   proposed_at_ = Steady::now();
+  proposed_term_ = term;
   confirmed_ = false;
   fencing_since_ = {};
   std::lock_guard lock(mu_);
@@ -119,13 +121,14 @@ void FailoverDriver::Propose(const std::string& api) {
   figures_.active = id_;
 }
 
-void FailoverDriver::Advance(const std::string& api) {
+void FailoverDriver::Advance(const std::string& api, std::int64_t term) {
   auto found = record_->GetFailover(id_);
   if (!found.ok() || !found->has_value()) return;
   const Failover& f = **found;
   if (IsTerminal(f.phase)) {
     std::lock_guard lock(mu_);
     ++figures_.ended[FailoverPhaseName(f.phase)];
+    if (term != proposed_term_) ++figures_.across_terms;
     figures_.active.clear();
     id_.clear();
     return;

@@ -38,6 +38,8 @@ struct DriverFigures {
   std::map<std::string, std::int64_t> started;  // by kind
   std::map<std::string, std::int64_t> ended;    // by final phase
   std::int64_t refused_proposals = 0, approvals = 0, operator_confirmations = 0, aborts = 0;
+  // Failovers that ended under another leader term than the one they were proposed in.
+  std::int64_t across_terms = 0;
   std::string active;                            // the failover in flight, if any
   std::map<std::string, std::int64_t> refusals;  // the first words of each refusal, counted
 };
@@ -56,8 +58,8 @@ class FailoverDriver {
  private:
   void Loop();
   void Tick();
-  void Propose(const std::string& api);
-  void Advance(const std::string& api);
+  void Propose(const std::string& api, std::int64_t term);
+  void Advance(const std::string& api, std::int64_t term);
   void Refused(const std::string& why);
 
   DriverOptions options_;
@@ -71,6 +73,7 @@ class FailoverDriver {
   std::string id_;
   std::chrono::steady_clock::time_point proposed_at_, fencing_since_, next_try_;
   bool confirmed_ = false;
+  std::int64_t proposed_term_ = 0;
   int proposals_ = 0;
 };
 

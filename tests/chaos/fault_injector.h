@@ -8,8 +8,9 @@
 //   skew             restart a replica under libfaketime at +30 s or -30 s (or, when one is
 //                    skewed already, restart that one with a true clock)
 //
-// A replica that is not running (it exited, or did not start) is started again before any new
-// fault. Thread-safety: one thread.
+// The first four faults are one of each kind; the rest are drawn 30/25/20/25 %. A replica
+// that is not running (it exited, or did not start) is started again before any new fault.
+// Thread-safety: one thread.
 #pragma once
 
 #include <chrono>
@@ -61,6 +62,7 @@ class FaultInjector {
   std::map<std::string, std::int64_t> injected_;
   std::vector<std::string> deposed_writes_;
   std::int64_t start_failures_ = 0;
+  int injections_ = 0;
 };
 
 }  // namespace icewarden::chaos

@@ -28,7 +28,10 @@ void Invariants::Count(const std::string& invariant, bool ok, const std::string&
   ++t.checks;
   if (ok) return;
   ++t.violations;
-  if (t.examples.size() < kExamples) t.examples.push_back(what);
+  // A violation seen again on the next read is counted again but said once.
+  if (t.examples.size() < kExamples &&
+      std::find(t.examples.begin(), t.examples.end(), what) == t.examples.end())
+    t.examples.push_back(what);
 }
 
 void Invariants::ObserveOwnership(const std::vector<Ownership>& rows) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,7 +35,7 @@ class ReplicaSet;
 struct Tally {
   std::int64_t checks = 0;
   std::int64_t violations = 0;
-  std::vector<std::string> examples;  // the first few violations, said
+  std::vector<std::string> examples;  // the first few distinct violations, said
 };
 
 class Invariants {
