@@ -244,7 +244,15 @@ int Run(const Flags& flags) {
   std::printf("\nfailovers ended:");
   for (const auto& [phase, n] : figures.ended)
     std::printf(" %s %lld", phase.c_str(), static_cast<long long>(n));
-  std::printf("%s\n", figures.active.empty() ? "" : ("; still active: " + figures.active).c_str());
+  std::string active;
+  if (!figures.active.empty()) {
+    auto f = record->GetFailover(figures.active);
+    active = "; still active: " + figures.active;
+    if (f.ok() && f->has_value())
+      active +=
+          std::string(" in ") + FailoverPhaseName((*f)->phase) + " (" + (*f)->last_reason + ")";
+  }
+  std::printf("%s\n", active.c_str());
   std::printf("failovers that ended under another leader term than they began in: %lld\n",
               static_cast<long long>(figures.across_terms));
   std::printf(
