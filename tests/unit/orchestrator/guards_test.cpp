@@ -101,6 +101,27 @@ TEST_F(GuardsTest, CooldownOfAnOverlappingFailoverUnlessAcknowledged) {
   EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok);
 }
 
+// Regression (the chaos run, tests/chaos/): a failover ended by a leader whose clock ran 30 s
+// ahead was "ended -26s ago, inside the cooldown of 0ms", so every promotion after it was refused
+// at the last check.
+TEST_F(GuardsTest, AnEndStampedByAClockAheadOfOursIsNeverNegativeAndNoCooldownHoldsNothing) {
+  Failover last;
+  last.id = "fo-0";
+  last.scope = "owner:a";
+  last.from = "a";
+  last.to = "b";
+  last.phase = FailoverPhase::kCompleted;
+  last.updated_at = s_.now + 30'000;
+  s_.others = {last};
+  s_.cooldown = 0ms;
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok)
+      << Find(EvaluateGuards(s_), "cooldown").reason;
+  s_.cooldown = 120s;
+  const GuardResult g = Find(EvaluateGuards(s_), "cooldown");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("ended 0ms ago"), std::string::npos) << g.reason;
+}
+
 TEST_F(GuardsTest, AnActiveFailoverOnTheScopeOverlaps) {
   Failover other;
   other.id = "fo-9";
