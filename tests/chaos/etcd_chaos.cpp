@@ -256,9 +256,9 @@ int Run(const Flags& flags) {
   std::printf("failovers that ended under another leader term than they began in: %lld\n",
               static_cast<long long>(figures.across_terms));
   std::printf(
-      "approvals %lld, fencing confirmed by the operator %lld, aborted by the driver %lld, "
-      "proposals refused %lld\n",
-      static_cast<long long>(figures.approvals),
+      "approvals %lld (again after a refused promotion: %lld), fencing confirmed by the operator "
+      "%lld, aborted by the driver %lld, proposals refused %lld\n",
+      static_cast<long long>(figures.approvals), static_cast<long long>(figures.reapprovals),
       static_cast<long long>(figures.operator_confirmations),
       static_cast<long long>(figures.aborts), static_cast<long long>(figures.refused_proposals));
   for (const auto& [why, n] : figures.refusals)

@@ -155,6 +155,17 @@ void FailoverDriver::Advance(const std::string& api, std::int64_t term) {
     }
     return;
   }
+  // Refused at the last check before promotion (a guard failed after the approval): an approver
+  // looks again and approves again, as the refusal asks.
+  if (f.phase == FailoverPhase::kFenced &&
+      f.last_reason.find("approve again") != std::string::npos) {
+    Reply r = Post(api, "/api/v1/failovers/" + id_ + "/approve", options_.approver_token,
+                   {{"plan_hash", f.plan.plan_hash}, {"reason", "chaos run: approved again"}});
+    std::lock_guard lock(mu_);
+    if (r.status == 200) ++figures_.reapprovals;
+    next_try_ = now + 2s;
+    return;
+  }
   if (f.phase == FailoverPhase::kFencing) {
     if (fencing_since_ == Steady::time_point{}) fencing_since_ = now;
     if (!confirmed_ && now - fencing_since_ > options_.confirm_after) {

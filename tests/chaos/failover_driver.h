@@ -1,10 +1,10 @@
 // FailoverDriver: the operator of a chaos run. On its own thread it keeps one failover or
 // switchover in flight at a time through the leader's API (whoever holds the leader key now):
 // propose moving every table of the region that owns some to the other, approve it as the
-// approver, confirm fencing as an operator when no evidence came within a while, abort one that
-// is stuck, and count how each ended. It reads progress from the record in etcd, not from a
-// replica, so a replica that is down or deposed never hides a failover.
-// Thread-safety: Start/Stop from one thread; Figures() from any.
+// approver (again when the last check before promotion refused it), confirm fencing as an operator
+// when no evidence came within a while, abort one that is stuck, and count how each ended. It reads
+// progress from the record in etcd, not from a replica, so a replica that is down or deposed never
+// hides a failover. Thread-safety: Start/Stop from one thread; Figures() from any.
 #pragma once
 
 #include <atomic>
@@ -37,7 +37,8 @@ struct DriverOptions {
 struct DriverFigures {
   std::map<std::string, std::int64_t> started;  // by kind
   std::map<std::string, std::int64_t> ended;    // by final phase
-  std::int64_t refused_proposals = 0, approvals = 0, operator_confirmations = 0, aborts = 0;
+  std::int64_t refused_proposals = 0, approvals = 0, reapprovals = 0, operator_confirmations = 0,
+               aborts = 0;
   // Failovers that ended under another leader term than the one they were proposed in.
   std::int64_t across_terms = 0;
   std::string active;                            // the failover in flight, if any
