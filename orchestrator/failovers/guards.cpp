@@ -196,11 +196,16 @@ GuardResult Cooldown(const GuardSnapshot& s) {
     if (!s.scope_moved_by.count(o.id) && !ScopesOverlap(s.failover, s.scope_tables, o)) continue;
     if (last == nullptr || o.updated_at > last->updated_at) last = &o;
   }
-  if (last != nullptr && last->updated_at + wait.count() > s.now) {
+  // The end is stamped by whichever replica led then, on its clock: one ahead of ours puts it in
+  // the future. Time since is never negative, so a cooldown of 0 never holds a failover (a
+  // replica 30 s fast held every promotion after its failovers for 30 s: the chaos run's
+  // "ended -26s ago, inside the cooldown of 0ms"). Within a cooldown, another replica's clock
+  // still moves the end by its error.
+  const long long since = last ? std::max<long long>(0, s.now - last->updated_at) : 0;
+  if (last != nullptr && since < wait.count()) {
     GuardResult g{"cooldown", false, false,
-                  last->id + " ended " + Ms(milliseconds(s.now - last->updated_at)) +
-                      " ago, inside the cooldown of " + Ms(wait) + " (" +
-                      Ms(milliseconds(last->updated_at + wait.count() - s.now)) +
+                  last->id + " ended " + Ms(milliseconds(since)) + " ago, inside the cooldown of " +
+                      Ms(wait) + " (" + Ms(milliseconds(wait.count() - since)) +
                       " left); `failover ack " + last->id + "` lifts it"};
     if (!s.waivers.cooldown_override.empty()) {
       g.waived = true;

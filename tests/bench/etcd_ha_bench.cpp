@@ -29,6 +29,7 @@
 #include "state/etcd_client.h"
 #include "state/etcd_store.h"
 #include "state/sqlite_store.h"
+#include "tests/etcd/etcd_cluster.h"
 #include "tests/etcd/etcd_member.h"
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_paths.h"
@@ -37,63 +38,11 @@ namespace icewarden::bench {
 namespace {
 
 using Steady = std::chrono::steady_clock;
+using testing::EtcdCluster;
 using testing::FreePort;
 using testing::Subprocess;
 
 double Ms(Steady::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-// Three etcd members forming one cluster, each on its own loopback ports.
-class EtcdCluster {
- public:
-  explicit EtcdCluster(const std::string& dir) {
-    std::string initial;
-    std::vector<std::pair<std::string, std::string>> urls;  // client, peer
-    for (int i = 0; i < 3; ++i) {
-      urls.emplace_back("http://127.0.0.1:" + std::to_string(FreePort()),
-                        "http://127.0.0.1:" + std::to_string(FreePort()));
-      initial += (i ? "," : "") + std::string("m") + std::to_string(i) + "=" + urls[i].second;
-    }
-    for (int i = 0; i < 3; ++i) {
-      const std::string name = "m" + std::to_string(i);
-      endpoints_.push_back(urls[i].first);
-      members_.push_back(
-          std::make_unique<Subprocess>(std::vector<std::string>{"/usr/bin/etcd",
-                                                                "--name",
-                                                                name,
-                                                                "--data-dir",
-                                                                dir + "/" + name,
-                                                                "--listen-client-urls",
-                                                                urls[i].first,
-                                                                "--advertise-client-urls",
-                                                                urls[i].first,
-                                                                "--listen-peer-urls",
-                                                                urls[i].second,
-                                                                "--initial-advertise-peer-urls",
-                                                                urls[i].second,
-                                                                "--initial-cluster",
-                                                                initial,
-                                                                "--initial-cluster-state",
-                                                                "new",
-                                                                "--max-txn-ops",
-                                                                "1024",
-                                                                "--log-level",
-                                                                "error"}));
-    }
-  }
-  bool WaitReady() {
-    EtcdClient probe({endpoints_, std::chrono::milliseconds(500)});
-    for (int i = 0; i < 200; ++i) {
-      if (probe.Put("/bench/ready", "1").ok()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-  const std::vector<std::string>& endpoints() const { return endpoints_; }
-
- private:
-  std::vector<std::string> endpoints_;
-  std::vector<std::unique_ptr<Subprocess>> members_;
-};
 
 AuditEvent Why() {
   AuditEvent e;
@@ -259,7 +208,7 @@ int main(int argc, char** argv) {
   if (mkdtemp(dir.data()) == nullptr) return 1;
   int rc = 0;
   {
-    icewarden::bench::EtcdCluster cluster(dir);
+    icewarden::testing::EtcdCluster cluster(dir);
     if (!cluster.WaitReady()) {
       std::fprintf(stderr, "the etcd cluster did not become ready\n");
       rc = 1;

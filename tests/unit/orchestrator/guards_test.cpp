@@ -46,6 +46,18 @@ class GuardsTest : public ::testing::Test {
     s_.lag = lag_;
   }
 
+  // fo-0, a move of the same scope that ended in `phase` at `at`.
+  static Failover Ended(FailoverPhase phase, UnixMillis at) {
+    Failover last;
+    last.id = "fo-0";
+    last.scope = "owner:a";
+    last.from = "a";
+    last.to = "b";
+    last.phase = phase;
+    last.updated_at = at;
+    return last;
+  }
+
   GuardSnapshot s_;
   std::shared_ptr<LagReport> lag_;
 };
@@ -83,14 +95,7 @@ TEST_F(GuardsTest, RunbookMaxLagTightensButNeverLoosens) {
 }
 
 TEST_F(GuardsTest, CooldownOfAnOverlappingFailoverUnlessAcknowledged) {
-  Failover last;
-  last.id = "fo-0";
-  last.scope = "owner:a";
-  last.from = "a";
-  last.to = "b";
-  last.phase = FailoverPhase::kRolledBack;
-  last.updated_at = s_.now - 30'000;
-  s_.others = {last};
+  s_.others = {Ended(FailoverPhase::kRolledBack, s_.now - 30'000)};
   const GuardResult g = Find(EvaluateGuards(s_), "cooldown");
   EXPECT_FALSE(g.ok);
   EXPECT_NE(g.reason.find("failover ack fo-0"), std::string::npos) << g.reason;
@@ -99,6 +104,20 @@ TEST_F(GuardsTest, CooldownOfAnOverlappingFailoverUnlessAcknowledged) {
   s_.others[0].ack.reset();
   s_.others[0].phase = FailoverPhase::kAborted;  // an aborted one changed nothing
   EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok);
+}
+
+// Regression (the chaos run, tests/chaos/): a failover ended by a leader whose clock ran 30 s
+// ahead was "ended -26s ago, inside the cooldown of 0ms", so every promotion after it was refused
+// at the last check.
+TEST_F(GuardsTest, AnEndStampedByAClockAheadOfOursIsNeverNegativeAndNoCooldownHoldsNothing) {
+  s_.others = {Ended(FailoverPhase::kCompleted, s_.now + 30'000)};
+  s_.cooldown = 0ms;
+  EXPECT_TRUE(Find(EvaluateGuards(s_), "cooldown").ok)
+      << Find(EvaluateGuards(s_), "cooldown").reason;
+  s_.cooldown = 120s;
+  const GuardResult g = Find(EvaluateGuards(s_), "cooldown");
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(g.reason.find("ended 0ms ago"), std::string::npos) << g.reason;
 }
 
 TEST_F(GuardsTest, AnActiveFailoverOnTheScopeOverlaps) {
