@@ -11,21 +11,20 @@ namespace {
 
 using nlohmann::json;
 
-// Whether a standby answers `req` from the record itself (cluster_internal.h says which). A
-// query it cannot parse is answered here too: the API's 400 says what is wrong with it.
-bool AnsweredHere(const ApiRequest& req) {
-  if (req.method != "GET") return false;
+// Whether a standby answers a GET of `target` from the record itself (cluster_internal.h says
+// which). A query it cannot parse is answered here too: the API's 400 says what is wrong.
+bool AnsweredHere(const SplitTarget& target) {
   static const std::set<std::string_view, std::less<>> kReads = {
       "/api/v1/session", "/api/v1/regions", "/api/v1/cluster", "/api/v1/failovers",
       "/api/v1/audit"};
-  const SplitTarget target = SplitRequestTarget(req.target);
   if (kReads.count(target.path) != 0) return true;
   auto query = QueryParams::Parse(target.query);
   if (!query.ok()) return true;
   // ?state= filters on lag, which only the leader measures.
   if (target.path == "/api/v1/ownership") return !query->Get("state");
   // ?plan=true is what the failover would run now: the leader's runbooks and guards.
-  if (target.path.substr(0, 18) == "/api/v1/failovers/")
+  constexpr std::string_view kOneFailover = "/api/v1/failovers/";
+  if (target.path.substr(0, kOneFailover.size()) == kOneFailover)
     return query->Get("plan").value_or("false") != "true";
   return false;
 }
@@ -37,7 +36,7 @@ std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leaders
     const std::string& replica = leadership.options().replica;
     const SplitTarget target = SplitRequestTarget(req.target);
     if (target.path == "/healthz") return JsonResponse(200, json{{"ok", true}});
-    if (AnsweredHere(req)) {
+    if (req.method == "GET" && AnsweredHere(target)) {
       ApiResponse r = reads.Handle(req);
       r.headers.emplace_back("X-Icewarden-Replica", replica + " (standby)");
       return r;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -97,6 +98,25 @@ ownership:
     return c.Get(path, {{"Authorization", "Bearer admin-secret-1"}});
   }
 
+  // GET /api/v1/cluster on `url` every 100 ms until `done` says so or `tries` run out; the
+  // last answer.
+  json ClusterUntil(const std::string& url, const std::function<bool(const json&)>& done,
+                    int tries) {
+    json cluster;
+    for (int i = 0; i < tries; ++i) {
+      auto r = Get(url, "/api/v1/cluster");
+      EXPECT_TRUE(r);
+      if (!r || r->status != 200) {
+        ADD_FAILURE() << (r ? r->body : "no answer");
+        return cluster;
+      }
+      cluster = json::parse(r->body);
+      if (done(cluster)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return cluster;
+  }
+
   // Reads the record as etcd holds it, without any fence.
   std::unique_ptr<StateStore> Record() {
     auto client = std::make_shared<EtcdClient>(EtcdClientOptions{{etcd_.url()}});
@@ -129,15 +149,8 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
   // Both replicas probe and publish their views (issue 12, item 4): the standby sees the
   // leader's view change and its own, and both heard nothing from port 9 (the regions'), so a
   // majority agrees each region is unreachable.
-  json cluster;
-  for (int i = 0; i < 100; ++i) {
-    auto r = Get(b.url, "/api/v1/cluster");
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-    cluster = json::parse(r->body);
-    if (cluster["quorum"]["us-east-1"]["unreachable"] == true) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  json cluster = ClusterUntil(
+      b.url, [](const json& c) { return c["quorum"]["us-east-1"]["unreachable"] == true; }, 100);
   EXPECT_EQ(cluster["role"], "standby") << cluster.dump(2);
   EXPECT_EQ(cluster["leader"]["replica"], "replica-a");
   ASSERT_EQ(cluster["views"].size(), 2u) << cluster.dump(2);
@@ -197,6 +210,18 @@ TEST_F(ServeLeaderTest, AStandbySendsClientsToTheLeaderAndTakesOverWhenItIsKille
   ASSERT_TRUE(unfence);
   EXPECT_EQ(unfence->status, 307) << "a command goes to the leader";
   EXPECT_EQ(unfence->get_header_value("Location"), a.url + "/api/v1/regions/eu-central-1/unfence");
+  auto owned = Get(b.url, "/api/v1/ownership");
+  ASSERT_TRUE(owned);
+  EXPECT_EQ(owned->status, 200) << owned->body;
+  EXPECT_EQ(owned->get_header_value("X-Icewarden-Replica"), "replica-b (standby)");
+  // What only the leader measures or decides goes to it, even on a route read here.
+  for (const std::string path :
+       {"/api/v1/ownership?state=behind", "/api/v1/failovers/x?plan=true", "/api/v1/readiness"}) {
+    auto sent = Get(b.url, path);
+    ASSERT_TRUE(sent);
+    EXPECT_EQ(sent->status, 307) << path;
+    EXPECT_EQ(sent->get_header_value("Location"), a.url + path);
+  }
   auto lag = Get(b.url, "/api/v1/lag");
   ASSERT_TRUE(lag);
   EXPECT_EQ(lag->status, 307) << "lag rounds run on the leader";
@@ -322,15 +347,8 @@ TEST_F(ServeLeaderTest, ALeaderCutOffFromARegionThatTheOthersHearIsOneVoteAndNoQ
                R"({"replica": "replica-b", "regions": {"eu-central-1": )" + silent_us + "}}")
           .ok());
   ASSERT_TRUE(etcd.Put("/icewarden/views/replica-y", std::string(70 * 1024, ' ')).ok());
-  json cluster;
-  for (int i = 0; i < 150; ++i) {
-    auto r = Get(a.url, "/api/v1/cluster");
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-    cluster = json::parse(r->body);
-    if (cluster["quorum"]["us-east-1"]["votes"] == 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  json cluster = ClusterUntil(
+      a.url, [](const json& c) { return c["quorum"]["us-east-1"]["votes"] == 3; }, 150);
   catalog.stop();
   serving.join();
   EXPECT_EQ(cluster["role"], "leader") << cluster.dump(2);
