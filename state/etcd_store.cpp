@@ -1,8 +1,11 @@
 #include "state/etcd_store.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <random>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -14,7 +17,23 @@ namespace icewarden {
 namespace {
 
 constexpr std::int64_t kPage = 1000;  // keys per range request when listing
-constexpr int kAttempts = 8;          // sends of one write while only the audit counter moved
+constexpr int kAttempts = 8;          // rounds of reading rows again when a compare-and-set lost
+// A write that lost only the race for the audit counter to another store's write is sent again
+// with a fresh counter. It gives up after this long, not after a number of sends: a writer whose
+// counter is cached wins every race against one that just learned the new counter, so a count
+// starves the slower writer while the other keeps landing (two stores, 20 appends each, lost 8
+// races in a row and left 22 events of 42). The jittered pause breaks that lockstep.
+constexpr std::chrono::seconds kContendedFor{10};
+constexpr std::chrono::milliseconds kFirstPause{1};
+constexpr std::chrono::milliseconds kLongestPause{50};
+
+// A pause drawn from [0, bound], doubling the bound for the next lost race.
+void PauseAfterLostRace(std::chrono::milliseconds& bound) {
+  thread_local std::minstd_rand random{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> pick(0, bound.count());
+  std::this_thread::sleep_for(std::chrono::milliseconds(pick(random)));
+  bound = std::min(bound * 2, kLongestPause);
+}
 
 // Whether `c` holds for what a failure branch read of its key.
 bool Holds(const EtcdCompare& c, const EtcdRange& read) {
@@ -162,7 +181,10 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
   if (options_.read_only)
     return Status::FailedPrecondition("cannot " + what + ": the state store was opened read-only");
   const std::optional<EtcdCompare> fence = options_.fence ? options_.fence() : std::nullopt;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+  const auto give_up = std::chrono::steady_clock::now() + kContendedFor;
+  std::chrono::milliseconds pause = kFirstPause;
+  int sends = 0;
+  for (;; ++sends) {
     std::vector<EtcdCompare> compares = w.compares;
     std::vector<EtcdOp> ops = w.ops;
     std::int64_t seq = 0;
@@ -222,9 +244,13 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
     const bool counter_moved = w.why != nullptr && seen.mod_revision != counter_->mod_revision;
     counter_ = seen;
     if (!counter_moved) return false;
+    if (std::chrono::steady_clock::now() >= give_up) break;
+    PauseAfterLostRace(pause);
   }
-  return Status::Conflict("cannot " + what + ": the audit log kept moving under " +
-                          std::to_string(kAttempts) + " attempts (another writer)");
+  return Status::Conflict("cannot " + what + ": the audit log kept moving for " +
+                          std::to_string(kContendedFor.count()) + " s over " +
+                          std::to_string(sends + 1) +
+                          " sends (another writer); nothing was written, try again");
 }
 
 // ---- Regions ------------------------------------------------------------------------------
