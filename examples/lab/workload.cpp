@@ -118,6 +118,9 @@ LabStatus Workload::SetRogueWriter(const std::string& region, bool enabled) {
   bool known = false;
   for (auto* candidate : regions_) known = known || candidate->name == region;
   if (!known) return LabStatus::Error("unknown region: " + region);
+  // Lock order as in RunOnce: the round, then the set.
+  std::unique_lock round(round_mutex_, std::defer_lock);
+  if (!enabled) round.lock();
   std::lock_guard lock(mutex_);
   if (enabled) {
     rogue_regions_.insert(region);

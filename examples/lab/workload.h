@@ -43,6 +43,8 @@ class Workload {
 
   void SetEnabled(bool enabled) { enabled_ = enabled; }
   void SetIntervalMs(int interval_ms);
+  // Disabling returns once the round in flight (which may still hold the old set) has ended:
+  // after it, no rogue commit lands in `region`, which tests that wait for the last one rely on.
   LabStatus SetRogueWriter(const std::string& region, bool enabled);
   json ToJson() const;
 

@@ -222,24 +222,23 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
       200);
   // Lag rounds (and so the watch) must have seen its last commits before the overlay is
   // cleared: otherwise a commit first seen after the unfence is new evidence, and the watch
-  // rightly fences again. Settled: the divergent snapshots in us-east-1 stop changing.
-  auto divergent = [&] {
-    HttpReply r = stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer");
-    std::string ids;
-    for (const json& t : r.body.value("tables", json::array()))
-      ids += t.value("table", "") + t.value("divergent_snapshot_ids", json::array()).dump();
-    return ids;
+  // rightly fences again. The lab's disable returns after its last rogue commit, so the second
+  // round to end after it began after it: that round has seen every rogue commit.
+  const std::int64_t stopped = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+  auto round_end = [&] {
+    return stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer")
+        .body.value("at_unix_ms", std::int64_t{0});
   };
-  std::string seen = divergent();
-  ASSERT_TRUE(Eventually(
-      [&] {
-        std::this_thread::sleep_for(1500ms);
-        std::string now = divergent();
-        const bool settled = now == seen && !now.empty();
-        seen = now;
-        return settled;
-      },
-      30s));
+  std::int64_t first_after = 0;
+  ASSERT_TRUE(Eventually([&] { return (first_after = round_end()) > stopped; }, 30s));
+  ASSERT_TRUE(Eventually([&] { return round_end() > first_after; }, 30s));
+  HttpReply lag = stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer");
+  bool diverged = false;
+  for (const json& t : lag.body.value("tables", json::array()))
+    diverged = diverged || !t.value("divergent_snapshot_ids", json::array()).empty();
+  ASSERT_TRUE(diverged) << lag.text;
   std::this_thread::sleep_for(1s);  // the watch acts on the round that showed them
   CommandResult status = stack_->Cli({"status"}, "viewer");
   EXPECT_THAT(status.out, HasSubstr("split brain: us-east-1 committed to"));
@@ -306,7 +305,7 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
   // still promotes only a target at exactly eu-central-1's snapshots, so this one stops before
   // promotion and rolls back.
   ASSERT_TRUE(Eventually([&] { return Phase(back) == "rolled_back"; }, 60s))
-      << Failover(back).dump(2);
+      << stack_->Cli({"failover", "show", back}, "viewer").out;  // phase, hold, steps: short
   EXPECT_EQ(Step(back, "demotion-token")["state"], "failed");
   EXPECT_TRUE(Step(back, "transfer-ownership").is_null());
   EXPECT_EQ(Ownership(), moved);
