@@ -2,6 +2,8 @@
 // rogue writer made, in order, with the snapshot the catalog committed, so a switchover test can
 // check that each one is in the new owner. Checked against the tables' metadata in the catalogs.
 #include <atomic>
+#include <functional>
+#include <future>
 #include <map>
 #include <thread>
 #include <vector>
@@ -47,6 +49,11 @@ class LabCommitLogTest : public LabTest {
       auto result = Append(kUs, "sales", "orders");
       interloper_status_ = result ? result->status : -1;
     }
+    if (std::this_thread::get_id() == test_thread_ && on_workload_read_) {
+      auto once = std::move(on_workload_read_);
+      on_workload_read_ = nullptr;
+      once();
+    }
     return SystemNowMs();
   }
 
@@ -60,6 +67,7 @@ class LabCommitLogTest : public LabTest {
   const std::thread::id test_thread_;
   std::atomic<bool> arm_conflict_{false};
   std::atomic<int> interloper_status_{0};
+  std::function<void()> on_workload_read_;  // run once, at the test thread's next clock read
 };
 
 std::vector<int64_t> Indices(const json& log) {
@@ -181,6 +189,28 @@ TEST_F(LabCommitLogTest, RogueCommitsAreLoggedAsRogue) {
   EXPECT_EQ(after[1]["writer"], "workload");
   EXPECT_EQ(after[1]["region"], kUs);
   EXPECT_EQ(after[1]["snapshot_id"], Metadata(kUs, "sales", "orders")["current-snapshot-id"]);
+}
+
+// Disabling the rogue writer while a round is writing with it returns only once that round has
+// ended: after the call, no rogue commit lands (tests wait for the last one on this promise).
+TEST_F(LabCommitLogTest, DisablingTheRogueWriterReturnsAfterItsLastCommit) {
+  ASSERT_TRUE(Eventually([&] { return Replicated("sales", "orders"); }));
+  ASSERT_TRUE(lab_->SetRogueWriter(kEu, true).ok());
+  std::future<json> total_when_disabled;
+  on_workload_read_ = [&] {  // inside the round, before its first commit
+    total_when_disabled = std::async(std::launch::async, [&] {
+      EXPECT_TRUE(lab_->SetRogueWriter(kEu, false).ok());
+      return lab_->Commits()["total"];
+    });
+    // Time for a disable that does not wait to return while the round is still writing; one
+    // that waits cannot return before this round ends, however long this is.
+    total_when_disabled.wait_for(std::chrono::milliseconds(300));
+  };
+  const int rogue = lab_->WorkloadRoundNow();
+  ASSERT_GE(rogue, 1);
+  ASSERT_TRUE(total_when_disabled.valid());
+  EXPECT_EQ(total_when_disabled.get(), rogue) << "a rogue commit landed after the disable";
+  EXPECT_EQ(lab_->WorkloadRoundNow(), 0) << "and none after it";
 }
 
 }  // namespace
