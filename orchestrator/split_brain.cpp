@@ -20,7 +20,18 @@ constexpr const char* kActor = "split-brain-watch";
 // region by its health machine.
 std::string AuditTarget(const std::string& region) { return "split-brain:" + region; }
 constexpr std::size_t kNamedTables = 10;
+
+AuditEvent WatchEvent(const std::string& region, const char* action, UnixMillis at) {
+  AuditEvent e;
+  e.at = at;
+  e.actor = kActor;
+  e.source = "internal";
+  e.action = action;
+  e.target = AuditTarget(region);
+  return e;
+}
 constexpr std::size_t kAuditPage = 1000;
+constexpr UnixMillis kContinuedEvery = 30'000;  // ms between split_brain.continued per region
 
 json FindingJson(const SplitBrainFinding& f) {
   return {{"key", f.Key()},
@@ -49,11 +60,26 @@ std::string Describe(const SplitBrainFinding& f) {
   return s + ")";
 }
 
+// "t1 (...); t2 (...); and 3 more", with every finding appended to `list`.
+std::string Describe(const std::vector<SplitBrainFinding>& findings, json& list) {
+  std::string out;
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    if (i < kNamedTables) {
+      if (i > 0) out += "; ";
+      out += Describe(findings[i]);
+    }
+    list.push_back(FindingJson(findings[i]));
+  }
+  if (findings.size() > kNamedTables)
+    out += "; and " + std::to_string(findings.size() - kNamedTables) + " more";
+  return out;
+}
+
 }  // namespace
 
 std::string SplitBrainFinding::Key() const {
-  std::int64_t newest = snapshot_ids.empty() ? 0 : snapshot_ids.back();
-  return region + "|" + table.ToString() + "|" + std::to_string(newest);
+  return region + "|" + table.ToString() + "|" + std::to_string(committed_at) + "|" +
+         std::to_string(snapshot_ids.size());
 }
 
 std::vector<SplitBrainFinding> FindSplitBrain(const LagReport& report,
@@ -81,8 +107,17 @@ std::vector<SplitBrainFinding> FindSplitBrain(const LagReport& report,
 
 SplitBrainWatch::SplitBrainWatch(SplitBrainWatchDeps deps) : d_(std::move(deps)) {}
 
-void SplitBrainWatch::Remember(const std::string& key) {
-  handled_[key.substr(0, key.rfind('|'))] = key;
+void SplitBrainWatch::Remember(const std::string& region, const std::string& table,
+                               const std::vector<std::int64_t>& snapshot_ids) {
+  handled_[region + "|" + table].insert(snapshot_ids.begin(), snapshot_ids.end());
+}
+
+bool SplitBrainWatch::Handled(const SplitBrainFinding& f) const {
+  auto it = handled_.find(f.region + "|" + f.table.ToString());
+  if (it == handled_.end()) return false;
+  for (std::int64_t id : f.snapshot_ids)
+    if (!it->second.count(id)) return false;
+  return true;
 }
 
 SplitBrainWatch::~SplitBrainWatch() { Stop(); }
@@ -97,13 +132,20 @@ Status SplitBrainWatch::Start(const std::vector<std::string>& regions) {
       auto events = d_.store->ListAudit(q);
       if (!events.ok()) return events.status();
       for (const AuditEvent& e : *events) {
-        if (e.action != "split_brain.detected") continue;
+        // Both: "continued" names the newer commits of a writer that went on while fenced.
+        const bool detected = e.action == "split_brain.detected";
+        if (!detected && e.action != "split_brain.continued") continue;
         json detail = json::parse(e.detail_json, nullptr, false);
         if (!detail.is_object() || !detail["findings"].is_array()) continue;
         for (const json& f : detail["findings"]) {
-          if (!f.contains("key") || !f["key"].is_string()) continue;
-          Remember(f["key"].get<std::string>());
-          if (d_.live != nullptr && f.contains("table") && f["table"].is_string())
+          if (!f.contains("table") || !f["table"].is_string() || !f.contains("snapshot_ids") ||
+              !f["snapshot_ids"].is_array())
+            continue;
+          std::vector<std::int64_t> ids;
+          for (const json& id : f["snapshot_ids"])
+            if (id.is_number_integer()) ids.push_back(id.get<std::int64_t>());
+          Remember(region, f["table"].get<std::string>(), ids);
+          if (detected && d_.live != nullptr)
             d_.live->PublishSplitBrain(f["table"], region, SplitBrainMark{e.at, e.reason});
         }
       }
@@ -122,6 +164,10 @@ void SplitBrainWatch::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // What a restart would otherwise take for new commits.
+  std::vector<std::string> regions;
+  for (const auto& [region, by_table] : unjournaled_) regions.push_back(region);
+  for (const std::string& region : regions) FlushContinued(region);
 }
 
 void SplitBrainWatch::Loop() {
@@ -139,6 +185,30 @@ void SplitBrainWatch::Loop() {
   }
 }
 
+bool SplitBrainWatch::FlushContinued(const std::string& region) {
+  auto pending = unjournaled_.find(region);
+  if (pending == unjournaled_.end() || pending->second.empty()) return true;
+  std::vector<SplitBrainFinding> findings;
+  for (auto& [table, f] : pending->second) findings.push_back(f);
+  AuditEvent e = WatchEvent(region, "split_brain.continued", d_.clock->Now());
+  json list = json::array();
+  e.reason = "split brain went on while " + region + " was fenced: it committed again to " +
+             std::to_string(findings.size()) + " table" + (findings.size() == 1 ? "" : "s") +
+             " it does not own: " + Describe(findings, list) +
+             "; these commits are taken as seen when an operator clears the overlay";
+  e.detail_json = DumpJson(json{{"region", region}, {"findings", list}});
+  if (Status s = d_.store->AppendAudit(e); !s.ok()) {
+    // Kept for the next round; lost only if the daemon dies first, and then a restart fences
+    // again on them, which is safe.
+    if (d_.log) d_.log("split-brain watch: cannot journal " + e.reason + ": " + s.message());
+    return false;
+  }
+  unjournaled_.erase(pending);
+  last_continued_[region] = e.at;
+  if (d_.log) d_.log(e.reason);
+  return true;
+}
+
 std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report) {
   auto lookup = [this](const TableIdent& t) -> std::optional<Ownership> {
     auto got = d_.store->GetOwnership(t);
@@ -154,14 +224,41 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
     auto r = d_.store->GetRegion(region);
     return fenced_now[region] = r.ok() && r->has_value() && (*r)->fenced;
   };
+  // Newer commits to a table already acted on, in a region still fenced for it.
+  std::map<std::string, std::vector<SplitBrainFinding>> continued;
   for (SplitBrainFinding& f : FindSplitBrain(report, lookup)) {
+    // Each commit once, by snapshot id (ids are random: the largest is not the newest).
+    if (Handled(f)) continue;
     // Once per table while the region stays fenced: a writer that keeps going is the same
-    // split brain. After an operator cleared the overlay, a newer commit is a new one.
-    const std::string pair = f.region + "|" + f.table.ToString();
-    auto seen = handled_.find(pair);
-    if (seen != handled_.end() && (seen->second == f.Key() || fenced(f.region))) continue;
+    // split brain, so its newer commits are journaled and remembered, not acted on. After an
+    // operator cleared the overlay, a commit not seen before is a new one: the commits seen
+    // while fenced were in front of the operator who cleared it.
+    const bool acted_on = handled_.count(f.region + "|" + f.table.ToString()) > 0;
+    if (acted_on && fenced(f.region)) {
+      continued[f.region].push_back(std::move(f));
+      continue;
+    }
     fresh.push_back(f);
     by_region[f.region].push_back(std::move(f));
+  }
+  // Remembered at once; journaled at most every kContinuedEvery per region (a writer that goes
+  // on for an hour is not thousands of events), and before anything else once the overlay is
+  // cleared: the commits seen while fenced must survive a restart after that.
+  for (auto& [region, findings] : continued)
+    for (SplitBrainFinding& f : findings) {
+      Remember(f.region, f.table.ToString(), f.snapshot_ids);
+      SplitBrainFinding& pending = unjournaled_[region][f.table.ToString()];
+      std::set<std::int64_t> ids(pending.snapshot_ids.begin(), pending.snapshot_ids.end());
+      ids.insert(f.snapshot_ids.begin(), f.snapshot_ids.end());
+      pending = std::move(f);
+      pending.snapshot_ids.assign(ids.begin(), ids.end());  // also those aged out since
+    }
+  for (auto it = unjournaled_.begin(); it != unjournaled_.end();) {
+    const std::string region = (it++)->first;  // FlushContinued may erase it
+    auto last = last_continued_.find(region);
+    const bool due =
+        last == last_continued_.end() || d_.clock->Now() - last->second >= kContinuedEvery;
+    if (due || !fenced(region)) FlushContinued(region);
   }
   for (const auto& [region, findings] : by_region) {
     const UnixMillis now = d_.clock->Now();
@@ -169,25 +266,13 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
         "split brain: " + region + " committed to " + std::to_string(findings.size()) + " table" +
         (findings.size() == 1 ? "" : "s") + " it does not own, after ownership moved: ";
     json list = json::array();
+    reason += Describe(findings, list);
     std::set<std::string> failovers;
-    for (std::size_t i = 0; i < findings.size(); ++i) {
-      if (i < kNamedTables) {
-        if (i > 0) reason += "; ";
-        reason += Describe(findings[i]);
-      }
-      list.push_back(FindingJson(findings[i]));
-      if (!findings[i].failover_id.empty()) failovers.insert(findings[i].failover_id);
-    }
-    if (findings.size() > kNamedTables)
-      reason += "; and " + std::to_string(findings.size() - kNamedTables) + " more";
+    for (const SplitBrainFinding& f : findings)
+      if (!f.failover_id.empty()) failovers.insert(f.failover_id);
 
     // 1. Journaled before any effect; on each failover too, for its report.
-    AuditEvent detected;
-    detected.at = now;
-    detected.actor = kActor;
-    detected.source = "internal";
-    detected.action = "split_brain.detected";
-    detected.target = AuditTarget(region);
+    AuditEvent detected = WatchEvent(region, "split_brain.detected", now);
     detected.reason = reason;
     detected.detail_json = DumpJson(json{{"region", region}, {"findings", list}});
     Status journaled = d_.store->AppendAudit(detected);
@@ -203,7 +288,7 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
       (void)d_.store->AppendAudit(on_failover);
     }
     for (const SplitBrainFinding& f : findings) {
-      Remember(f.Key());
+      Remember(f.region, f.table.ToString(), f.snapshot_ids);
       if (d_.live != nullptr)
         d_.live->PublishSplitBrain(f.table.ToString(), region,
                                    SplitBrainMark{now, "split brain: " + Describe(f)});
@@ -226,12 +311,7 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
     // 3. The page.
     std::vector<std::string> sent;
     if (d_.alert) sent = d_.alert(SplitBrainAlert{region, reason, findings});
-    AuditEvent alerted;
-    alerted.at = d_.clock->Now();
-    alerted.actor = kActor;
-    alerted.source = "internal";
-    alerted.action = "split_brain.alerted";
-    alerted.target = AuditTarget(region);
+    AuditEvent alerted = WatchEvent(region, "split_brain.alerted", d_.clock->Now());
     std::string routes;
     for (const std::string& line : sent) routes += (routes.empty() ? "" : "; ") + line;
     alerted.reason = region + " " + fence_outcome +

@@ -58,7 +58,8 @@ struct SplitBrainFinding {
   UnixMillis committed_at = 0;               // the newest of them, by the writer's clock
   UnixMillis owned_since = 0;                // Ownership::updated_at
   std::string failover_id{};                 // the failover that last moved the table, or ""
-  // "region|table|newest snapshot": one action per new commit, across restarts.
+  // "region|table|committed_at|how many snapshots": names one detection (the alert's
+  // idempotency key). Whether a commit is new is decided by snapshot id, not by this.
   std::string Key() const;
 };
 
@@ -107,11 +108,19 @@ class SplitBrainWatch {
 
  private:
   void Loop();
+  // Journals (split_brain.continued) the newer commits seen in `region` while it was fenced.
+  bool FlushContinued(const std::string& region);
 
   SplitBrainWatchDeps d_;
-  void Remember(const std::string& key);
-  // "region|table" -> the SplitBrainFinding::Key last acted on for it.
-  std::map<std::string, std::string> handled_;
+  void Remember(const std::string& region, const std::string& table,
+                const std::vector<std::int64_t>& snapshot_ids);
+  // Every snapshot of the finding has been acted on or journaled before.
+  bool Handled(const SplitBrainFinding& f) const;
+  // "region|table" -> the divergent snapshot ids acted on or journaled for it.
+  std::map<std::string, std::set<std::int64_t>> handled_;
+  // region -> table -> the latest finding remembered while fenced, not yet journaled.
+  std::map<std::string, std::map<std::string, SplitBrainFinding>> unjournaled_;
+  std::map<std::string, UnixMillis> last_continued_;  // region -> its last continued event
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -216,6 +216,20 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
       << "the split-brain watch fences the second writer\n"
       << stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer").text << "\n"
       << std::ifstream(stack_->serve_log()).rdbuf();
+  // It keeps writing while fenced: the same split brain, journaled as such. The operator who
+  // clears the overlay has seen those commits, so they do not fence us-east-1 again.
+  auto watch_journal = [&] {
+    return stack_->Api("GET", "/api/v1/audit?target=split-brain:us-east-1&limit=100", "",
+                       "operator");
+  };
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const json& e : watch_journal().body.value("events", json::array()))
+          if (e.value("action", "") == "split_brain.continued") return true;
+        return false;
+      },
+      30s))
+      << watch_journal().text;
   ASSERT_EQ(
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":false})")
           .status,
