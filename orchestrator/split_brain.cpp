@@ -20,6 +20,8 @@ constexpr const char* kActor = "split-brain-watch";
 // region by its health machine.
 std::string AuditTarget(const std::string& region) { return "split-brain:" + region; }
 constexpr std::size_t kNamedTables = 10;
+constexpr std::size_t kAuditPage = 1000;
+constexpr UnixMillis kContinuedEvery = 30'000;  // ms between split_brain.continued per region
 
 AuditEvent WatchEvent(const std::string& region, const char* action, UnixMillis at) {
   AuditEvent e;
@@ -30,8 +32,6 @@ AuditEvent WatchEvent(const std::string& region, const char* action, UnixMillis 
   e.target = AuditTarget(region);
   return e;
 }
-constexpr std::size_t kAuditPage = 1000;
-constexpr UnixMillis kContinuedEvery = 30'000;  // ms between split_brain.continued per region
 
 json FindingJson(const SplitBrainFinding& f) {
   return {{"key", f.Key()},
@@ -109,7 +109,10 @@ SplitBrainWatch::SplitBrainWatch(SplitBrainWatchDeps deps) : d_(std::move(deps))
 
 void SplitBrainWatch::Remember(const std::string& region, const std::string& table,
                                const std::vector<std::int64_t>& snapshot_ids) {
-  handled_[region + "|" + table].insert(snapshot_ids.begin(), snapshot_ids.end());
+  // Only the ids the lag lists now: a snapshot id is never reused, so one that left the
+  // divergent set (expired, or reconciled away) need not be kept, and the set stays as small
+  // as the replica's divergent history.
+  handled_[region + "|" + table] = std::set<std::int64_t>(snapshot_ids.begin(), snapshot_ids.end());
 }
 
 bool SplitBrainWatch::Handled(const SplitBrainFinding& f) const {
@@ -185,11 +188,11 @@ void SplitBrainWatch::Loop() {
   }
 }
 
-bool SplitBrainWatch::FlushContinued(const std::string& region) {
+void SplitBrainWatch::FlushContinued(const std::string& region) {
   auto pending = unjournaled_.find(region);
-  if (pending == unjournaled_.end() || pending->second.empty()) return true;
+  if (pending == unjournaled_.end() || pending->second.empty()) return;
   std::vector<SplitBrainFinding> findings;
-  for (auto& [table, f] : pending->second) findings.push_back(f);
+  for (const auto& [table, f] : pending->second) findings.push_back(f);
   AuditEvent e = WatchEvent(region, "split_brain.continued", d_.clock->Now());
   json list = json::array();
   e.reason = "split brain went on while " + region + " was fenced: it committed again to " +
@@ -201,12 +204,11 @@ bool SplitBrainWatch::FlushContinued(const std::string& region) {
     // Kept for the next round; lost only if the daemon dies first, and then a restart fences
     // again on them, which is safe.
     if (d_.log) d_.log("split-brain watch: cannot journal " + e.reason + ": " + s.message());
-    return false;
+    return;
   }
   unjournaled_.erase(pending);
   last_continued_[region] = e.at;
   if (d_.log) d_.log(e.reason);
-  return true;
 }
 
 std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report) {
@@ -228,7 +230,10 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
   std::map<std::string, std::vector<SplitBrainFinding>> continued;
   for (SplitBrainFinding& f : FindSplitBrain(report, lookup)) {
     // Each commit once, by snapshot id (ids are random: the largest is not the newest).
-    if (Handled(f)) continue;
+    if (Handled(f)) {
+      Remember(f.region, f.table.ToString(), f.snapshot_ids);  // forgets ids no longer listed
+      continue;
+    }
     // Once per table while the region stays fenced: a writer that keeps going is the same
     // split brain, so its newer commits are journaled and remembered, not acted on. After an
     // operator cleared the overlay, a commit not seen before is a new one: the commits seen
@@ -247,19 +252,16 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
   for (auto& [region, findings] : continued)
     for (SplitBrainFinding& f : findings) {
       Remember(f.region, f.table.ToString(), f.snapshot_ids);
-      SplitBrainFinding& pending = unjournaled_[region][f.table.ToString()];
-      std::set<std::int64_t> ids(pending.snapshot_ids.begin(), pending.snapshot_ids.end());
-      ids.insert(f.snapshot_ids.begin(), f.snapshot_ids.end());
-      pending = std::move(f);
-      pending.snapshot_ids.assign(ids.begin(), ids.end());  // also those aged out since
+      unjournaled_[region][f.table.ToString()] = std::move(f);  // the newest lists them all
     }
-  for (auto it = unjournaled_.begin(); it != unjournaled_.end();) {
-    const std::string region = (it++)->first;  // FlushContinued may erase it
+  std::vector<std::string> due;
+  for (const auto& [region, by_table] : unjournaled_) {
     auto last = last_continued_.find(region);
-    const bool due =
-        last == last_continued_.end() || d_.clock->Now() - last->second >= kContinuedEvery;
-    if (due || !fenced(region)) FlushContinued(region);
+    if (last == last_continued_.end() || d_.clock->Now() - last->second >= kContinuedEvery ||
+        !fenced(region))
+      due.push_back(region);
   }
+  for (const std::string& region : due) FlushContinued(region);
   for (const auto& [region, findings] : by_region) {
     const UnixMillis now = d_.clock->Now();
     std::string reason =
@@ -293,6 +295,7 @@ std::vector<SplitBrainFinding> SplitBrainWatch::Examine(const LagReport& report)
         d_.live->PublishSplitBrain(f.table.ToString(), region,
                                    SplitBrainMark{now, "split brain: " + Describe(f)});
     }
+    last_continued_[region] = now;  // what it writes next is a continued event 30 s on
     if (d_.log) d_.log(reason);
 
     // 2. No failover may target a region with a second writer.

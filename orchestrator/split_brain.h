@@ -3,17 +3,17 @@
 // tables never moved, since their first claim) a commit in a non-owner region made after the
 // table's ownership last changed is acted on at once:
 //   1. journaled: audit `split_brain.detected` on split-brain:REGION (and on each failover that
-//   moved one
-//      of the tables, so that failover's report shows it), naming tables, snapshots and the
-//      writer's commit time;
+//      moved one of the tables, so that failover's report shows it), naming tables, snapshots
+//      and the writer's commit time;
 //   2. the region gets the `fenced` overlay (source orchestrator): no failover targets it;
 //   3. a critical alert goes out through every `alerts:` route of the config, and the outcome
 //      is audited as `split_brain.alerted`.
 // It never moves ownership: the owner stays the owner. Clearing the overlay is an operator's
 // command with a reason (POST /api/v1/regions/{r}/unfence).
 //
-// Each table is acted on once while its region stays fenced (a writer that keeps going is the
-// same split brain); once an operator has cleared the overlay, a newer commit is a new one.
+// Each commit is acted on once, by snapshot id. While the region stays fenced, a writer that
+// keeps going is the same split brain: its newer commits are journaled (split_brain.continued),
+// not acted on. Once an operator has cleared the overlay, only a commit not seen before is new.
 //
 // What counts: a lag row that is diverged (the replica has snapshots the owner never had) whose
 // newest divergent snapshot was committed after Ownership::updated_at. Divergent commits older
@@ -109,18 +109,19 @@ class SplitBrainWatch {
  private:
   void Loop();
   // Journals (split_brain.continued) the newer commits seen in `region` while it was fenced.
-  bool FlushContinued(const std::string& region);
+  void FlushContinued(const std::string& region);
 
   SplitBrainWatchDeps d_;
   void Remember(const std::string& region, const std::string& table,
                 const std::vector<std::int64_t>& snapshot_ids);
   // Every snapshot of the finding has been acted on or journaled before.
   bool Handled(const SplitBrainFinding& f) const;
-  // "region|table" -> the divergent snapshot ids acted on or journaled for it.
+  // "region|table" -> its divergent snapshot ids acted on or journaled, of those still listed.
   std::map<std::string, std::set<std::int64_t>> handled_;
   // region -> table -> the latest finding remembered while fenced, not yet journaled.
   std::map<std::string, std::map<std::string, SplitBrainFinding>> unjournaled_;
-  std::map<std::string, UnixMillis> last_continued_;  // region -> its last continued event
+  // region -> its last detected or continued event: continued events come 30 s apart
+  std::map<std::string, UnixMillis> last_continued_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -216,8 +216,9 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
       << "the split-brain watch fences the second writer\n"
       << stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer").text << "\n"
       << std::ifstream(stack_->serve_log()).rdbuf();
-  // It keeps writing while fenced: the same split brain, journaled as such. The operator who
-  // clears the overlay has seen those commits, so they do not fence us-east-1 again.
+  // It keeps writing while fenced: the same split brain, journaled as such (30 s after the
+  // detection, then every 30 s). The operator who clears the overlay has seen those commits, so
+  // they do not fence us-east-1 again.
   auto watch_journal = [&] {
     return stack_->Api("GET", "/api/v1/audit?target=split-brain:us-east-1&limit=100", "",
                        "operator");
@@ -228,7 +229,7 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
           if (e.value("action", "") == "split_brain.continued") return true;
         return false;
       },
-      30s))
+      60s))
       << watch_journal().text;
   ASSERT_EQ(
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":false})")

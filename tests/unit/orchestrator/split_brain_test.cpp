@@ -172,6 +172,20 @@ TEST(SplitBrainWatchTest, JournalsFencesAndAlertsOncePerCommitAcrossRestarts) {
   report.tables[0].divergent_snapshot_ids = {3, 5, 7, 8, 9};
   EXPECT_EQ(after_unfence.Examine(report).size(), 1u);
   EXPECT_EQ(calls, (std::vector<std::string>{"fence us", "alert us", "fence us", "alert us"}));
+  // Soon after a detection, commits seen while fenced are held back (the page was just sent),
+  // and journaled when the watch stops.
+  us.fenced = true;
+  ASSERT_TRUE((*store)->PutRegion(us, put).ok());
+  report.tables[0].divergent_snapshot_ids = {3, 4, 5, 7, 8, 9};
+  EXPECT_EQ(after_unfence.Examine(report).size(), 0u);
+  report.tables[0].divergent_snapshot_ids = {2, 3, 4, 5, 7, 8, 9};
+  EXPECT_EQ(after_unfence.Examine(report).size(), 0u);
+  EXPECT_EQ(continued().size(), 2u);
+  after_unfence.Stop();
+  ASSERT_EQ(continued().size(), 3u);
+  EXPECT_NE(continued()[2].find("s.t (snapshots 2, 3, 4, 5, 7, 8, 9"), std::string::npos)
+      << continued()[2];
+  EXPECT_EQ(calls.size(), 4u);
 }
 
 }  // namespace
