@@ -25,6 +25,7 @@
 #include "orchestrator/failovers/failover_runner.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/failovers/route_table.h"
+#include "orchestrator/gateway/gateway.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/readiness/readiness.h"
@@ -62,7 +63,8 @@ Status BuildActions(const Config& config, StateStore* store, std::shared_ptr<Clo
       return *r;
     };
   }
-  return registerBuiltinActions(*registry, env);
+  if (Status s = registerBuiltinActions(*registry, env); !s.ok()) return s;
+  return registry->Register(MakeGatewayFenceAction(GatewayEndpoints(config)));
 }
 
 // The routes' runbooks, read and validated; errors printed as FILE:LINE:COL.

@@ -61,9 +61,9 @@ else
 fi
 
 # npm packages, pinned by each folder's package-lock.json (Stoplight Prism for the
-# conformance tests; playwright-core and axe-core for the dashboard's); reinstalled only
-# when the lock file changed since the last install.
-for dir in tests/conformance tests/ui; do
+# conformance tests; playwright-core and axe-core for the dashboard's; iceberg-js for the
+# gateway's client test); reinstalled only when the lock file changed since the last install.
+for dir in tests/conformance tests/ui tests/gateway/js; do
   folder="$(dirname "$0")/../$dir"
   stamp="$folder/node_modules/.icewarden-lock"
   if [ ! -f "$stamp" ] || ! cmp -s "$folder/package-lock.json" "$stamp"; then

@@ -106,6 +106,10 @@ class ServerCore {
   void CountLocal(int status) {
     if (options.on_server_response) options.on_server_response(status);
   }
+  ApiResponse LocalError(int status, std::string_view code, const std::string& message) const {
+    if (options.local_error) return options.local_error(status, code, message);
+    return JsonErrorResponse(status, code, message);
+  }
 
   const HttpServerOptions options;
   const HttpServer::Handler handler;
@@ -212,9 +216,9 @@ class Session : public std::enable_shared_from_this<Session> {
     try {
       answer = server_.handler(ToApiRequest(std::move(req), remote_));
     } catch (const std::exception& e) {
-      answer = JsonErrorResponse(500, "internal", std::string("handler failed: ") + e.what());
+      answer = server_.LocalError(500, "internal", std::string("handler failed: ") + e.what());
     } catch (...) {
-      answer = JsonErrorResponse(500, "internal", "handler failed");
+      answer = server_.LocalError(500, "internal", "handler failed");
     }
     if (answer.stream && answer.status == 200) return StartStream(std::move(answer), version);
     const bool keep = keep_alive && !server_.stopping;
@@ -275,7 +279,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // after the answer instead of resetting the connection under it.
   void SendLocal(int status, std::string_view code, const std::string& message, bool drain) {
     server_.CountLocal(status);
-    Write(ToBeastResponse(JsonErrorResponse(status, code, message), 11, false),
+    Write(ToBeastResponse(server_.LocalError(status, code, message), 11, false),
           drain ? After::kDrain : After::kClose);
   }
 

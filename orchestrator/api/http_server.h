@@ -50,6 +50,11 @@ struct HttpServerOptions {
   // Told the status of every response the server writes itself (413, 431, 400, 503), e.g.
   // to count it with Api::CountResponse. Optional; called from the server's threads.
   std::function<void(int status)> on_server_response;
+  // The body of the answers the server writes itself (413, 431, 400, 503, and a handler that
+  // threw): the API's JSON error shape unless set (the catalog gateway answers in the Iceberg
+  // REST spec's error model).
+  std::function<ApiResponse(int status, std::string_view code, const std::string& message)>
+      local_error;
 };
 
 // Options for serving `api`: host and port from api.listen ("HOST:PORT", "[::1]:PORT"),

@@ -11,6 +11,7 @@
 #include "orchestrator/cli/failover.h"
 #include "orchestrator/cli/readiness.h"
 #include "orchestrator/cli/runbook.h"
+#include "orchestrator/gateway/gateway.h"
 #include "orchestrator/serve.h"
 
 namespace icewarden {
@@ -72,6 +73,17 @@ int RunCli(int argc, char** argv) {
                    "a change shows on reload (development; e.g. orchestrator/dashboard/www)")
       ->check(CLI::ExistingDirectory);
   serve_cmd->callback([&] { exit_code = CmdServe(serve); });
+
+  GatewayCommandOptions gateway;
+  auto* gateway_cmd = app.add_subcommand(
+      "gateway", "serve a catalog gateway: engines commit through it, to each table's owner only");
+  gateway_cmd->add_option("--config,-c", gateway.config_path, "config file (YAML)")->required();
+  gateway_cmd->add_option("--name", gateway.name,
+                          "which entry of gateways: to serve (needed when there are several)");
+  gateway_cmd->add_option("--listen", gateway.listen, "HOST:PORT to serve on (overrides listen)");
+  gateway_cmd->add_option("--state", gateway.state_path,
+                          "SQLite state file (overrides state.path)");
+  gateway_cmd->callback([&] { exit_code = CmdGateway(gateway); });
 
   auto* config_cmd = app.add_subcommand("config", "work with config files");
   config_cmd->require_subcommand(1);

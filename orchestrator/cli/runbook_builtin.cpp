@@ -6,6 +6,7 @@
 
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/cli/runbook.h"
+#include "orchestrator/gateway/gateway.h"
 
 namespace icewarden {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 // environment they would run in stays empty.
 bool BuiltinRegistry(ActionRegistry* registry) {
   Status s = registerBuiltinActions(*registry, ActionEnv{});
+  if (s.ok()) s = registry->Register(MakeGatewayFenceAction(std::nullopt));
   if (!s.ok()) {
     std::cerr << "icewarden: " << s.message() << '\n';
     return false;

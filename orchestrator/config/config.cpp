@@ -76,6 +76,13 @@ const DrillConfig* Config::FindDrill(const std::string& name) const {
   return nullptr;
 }
 
+const GatewayConfig* Config::FindGateway(const std::string& name) const {
+  for (const auto& g : gateways) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
 const std::string& Config::OwnerFor(const std::string& dotted_table) const {
   for (const auto& rule : ownership.rules) {
     if (GlobMatch(rule.match, dotted_table)) return rule.owner;

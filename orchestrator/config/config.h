@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -230,6 +231,32 @@ struct DrillConfig {
   int line = 0, column = 0;
 };
 
+// ---- gateways: (orchestrator/config/gateways.cpp; served by orchestrator/gateway/) ----
+
+// One catalog gateway (`icewarden gateway --name NAME`): an Iceberg REST endpoint that engines
+// use instead of a region's catalog. Reads go to `region` (another healthy region when it is
+// unreachable); commits go to the table's owner, and only while the ownership record allows.
+struct GatewayConfig {
+  std::string name;
+  std::string listen = "127.0.0.1:8181";  // HOST:PORT engines connect to; port 0: ephemeral
+  std::string region;                     // where reads go first: normally the gateway's own
+  // The regions it may forward to; a commit to a table owned elsewhere is refused with 409
+  // naming the owner. Empty in the file means every region.
+  std::vector<std::string> forward_to;
+  // The catalog prefix engines see ("/v1/PREFIX/namespaces"). Default: the read region's
+  // warehouse, else "icewarden". Each region's own prefix comes from its GET /v1/config.
+  std::string prefix;
+  // The base URI the config endpoint's overrides.uri sends engines back to. Default:
+  // http://<listen> (with an ephemeral port, the port actually bound).
+  std::string advertise;
+  int threads = 32;                           // requests in progress at once
+  std::size_t max_body_bytes = 8u << 20;      // larger request bodies are answered 413
+  int queue_per_table = 16;                   // commits waiting for one table; more: 503
+  std::chrono::milliseconds forward_timeout{30000};  // one request to a region's catalog
+  std::chrono::milliseconds store_poll{20};          // how often the store is checked for changes
+  int line = 0, column = 0;
+};
+
 // state.etcd.tls (orchestrator/config/etcd_access.cpp): how icewarden trusts, and is known to,
 // the etcd members behind https:// endpoints. Paths are resolved against the config's folder.
 struct EtcdTlsConfig {
@@ -281,11 +308,13 @@ struct Config {
   WebhooksConfig webhooks;
   std::vector<AlertRouteConfig> alerts;
   std::vector<DrillConfig> drills;
+  std::vector<GatewayConfig> gateways;
 
   const RegionConfig* FindRegion(const std::string& name) const;
   // The owner the rules assign to "namespace.table" (first matching rule, else default).
   const std::string& OwnerFor(const std::string& dotted_table) const;
   const DrillConfig* FindDrill(const std::string& name) const;
+  const GatewayConfig* FindGateway(const std::string& name) const;
 };
 
 struct ConfigError {

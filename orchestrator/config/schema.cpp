@@ -28,25 +28,6 @@ bool AllDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// HOST:PORT, with IPv6 hosts in brackets ("[::1]:8480"); port 0 means ephemeral.
-void CheckListen(const YamlValue& v, const std::string& s) {
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos) {
-    v.Error("expected HOST:PORT such as '127.0.0.1:8480', got " + v.Describe());
-    return;
-  }
-  std::string host = s.substr(0, colon);
-  std::string port = s.substr(colon + 1);
-  if (host.empty()) {
-    v.Error("the host is empty in " + v.Describe() + "; use 0.0.0.0 to listen everywhere");
-  } else if (host.find(':') != std::string::npos && !(host.front() == '[' && host.back() == ']')) {
-    v.Error("an IPv6 host must be in brackets, as in '[::1]:8480', got " + v.Describe());
-  }
-  if (!AllDigits(port) || port.size() > 5 || std::stoi(port) > 65535) {
-    v.Error("the port must be a number from 0 to 65535, got " + v.Describe());
-  }
-}
-
 // Durations in the config bound timers and sums of them ("max_staleness + retention_margin",
 // "timeout + grace") on the steady clock; a month is more than any of them needs.
 constexpr std::chrono::milliseconds kMaxPolicyDuration = std::chrono::hours(24 * 30);
@@ -249,6 +230,24 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) 
 
 }  // namespace
 
+void CheckListen(const YamlValue& v, const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos) {
+    v.Error("expected HOST:PORT such as '127.0.0.1:8480', got " + v.Describe());
+    return;
+  }
+  std::string host = s.substr(0, colon);
+  std::string port = s.substr(colon + 1);
+  if (host.empty()) {
+    v.Error("the host is empty in " + v.Describe() + "; use 0.0.0.0 to listen everywhere");
+  } else if (host.find(':') != std::string::npos && !(host.front() == '[' && host.back() == ']')) {
+    v.Error("an IPv6 host must be in brackets, as in '[::1]:8480', got " + v.Describe());
+  }
+  if (!AllDigits(port) || port.size() > 5 || std::stoi(port) > 65535) {
+    v.Error("the port must be a number from 0 to 65535, got " + v.Describe());
+  }
+}
+
 void CheckRegionName(const YamlValue& v, const std::string& name,
                      const std::vector<RegionConfig>& regions) {
   std::vector<std::string> names;
@@ -307,7 +306,7 @@ OwnershipConfig ReadOwnership(const YamlValue& value, const std::vector<RegionCo
 Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   Config config;
   auto map = root.Map({"api", "state", "regions", "ownership", "policies", "failovers", "webhooks",
-                       "alerts", "drills"});
+                       "alerts", "drills", "gateways"});
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
@@ -328,6 +327,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
     config.webhooks = ReadWebhooks(*v, config.regions, config.failovers, sources);
   if (auto v = map->Get("alerts")) config.alerts = ReadAlertRoutes(*v);
   if (auto v = map->Get("drills")) config.drills = ReadDrills(*v, config.regions, config.failovers);
+  if (auto v = map->Get("gateways")) config.gateways = ReadGateways(*v, config.regions);
   return config;
 }
 

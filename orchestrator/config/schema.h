@@ -111,6 +111,14 @@ std::string ResolvePath(const ConfigSources& sources, const std::string& path);
 // `max_bytes`. The message names the file, never its content.
 Result<std::string> ReadFileText(const std::string& path, size_t max_bytes);
 
+// A listen address: HOST:PORT, with IPv6 hosts in brackets ("[::1]:8480"); port 0 means
+// ephemeral. Problems are reported at `v`.
+void CheckListen(const YamlValue& v, const std::string& s);
+
+// The `gateways:` list (gateways.cpp): catalog gateways that enforce ownership per table.
+std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
+                                        const std::vector<RegionConfig>& regions);
+
 // "http://host..." or "https://host..." with a non-empty host.
 bool IsHttpUrl(const std::string& s);
 

@@ -1,0 +1,154 @@
+// CmdGateway: loads the config, opens the state store the orchestrator writes, and serves one
+// gateway until a signal.
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/api/http_server.h"
+#include "orchestrator/config/config.h"
+#include "orchestrator/gateway/commit_queue.h"
+#include "orchestrator/gateway/gateway.h"
+#include "orchestrator/gateway/gateway_handler.h"
+#include "orchestrator/gateway/gateway_metrics.h"
+#include "orchestrator/gateway/region_catalogs.h"
+#include "orchestrator/gateway/write_admission.h"
+#include "state/etcd_store.h"
+#include "state/sqlite_store.h"
+
+namespace icewarden {
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+Result<std::unique_ptr<StateStore>> OpenStore(const Config& config) {
+  auto clock = SystemClock();
+  if (config.state.backend != "etcd") {
+    // The orchestrator creates the record; a gateway started first must not make an empty one
+    // that then says no table has an owner.
+    if (!std::filesystem::exists(config.state.path)) {
+      return Status::FailedPrecondition("state store " + config.state.path +
+                                        " does not exist yet: start `icewarden serve` first");
+    }
+    auto store = OpenSqliteStore(SqliteStoreOptions{config.state.path}, clock);
+    if (!store.ok()) {
+      return store.status().WithMessage("state store " + config.state.path + ": " +
+                                        store.status().message());
+    }
+    return store;
+  }
+  const EtcdStateConfig& e = config.state.etcd;
+  auto etcd = std::make_shared<EtcdClient>(
+      EtcdClientOptions{e.endpoints,
+                        e.timeout,
+                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
+                        {e.auth.username, e.auth.password.value()}});
+  // Unfenced: a gateway writes nothing but audit events, which any replica may append.
+  EtcdStoreOptions options;
+  options.prefix = e.prefix;
+  options.max_txn_ops = static_cast<std::size_t>(e.max_txn_ops);
+  return OpenEtcdStore(std::move(etcd), options, clock);
+}
+
+ApiResponse SpecError(int status, std::string_view, const std::string& message) {
+  ApiResponse r;
+  r.status = status;
+  const char* type = status == 413   ? "PayloadTooLargeException"
+                     : status == 431 ? "RequestHeaderFieldsTooLargeException"
+                     : status == 503 ? "ServiceUnavailableException"
+                     : status >= 500 ? "InternalServerError"
+                                     : "BadRequestException";
+  r.body = nlohmann::json{{"error", {{"message", message}, {"type", type}, {"code", status}}}}
+               .dump();
+  if (status == 503) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+}  // namespace
+
+int CmdGateway(const GatewayCommandOptions& options) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("icewarden-gateway"));
+  ConfigLoad load = LoadConfig(options.config_path);
+  if (!load.errors.empty()) {
+    for (const auto& e : load.errors) std::cerr << e.ToString() << '\n';
+    return kUsage;
+  }
+  Config config = std::move(*load.config);
+  if (!options.state_path.empty()) config.state.path = options.state_path;
+  std::vector<std::string> names;
+  for (const auto& g : config.gateways) names.push_back(g.name);
+  const GatewayConfig* found = nullptr;
+  if (options.name.empty() && config.gateways.size() == 1) {
+    found = &config.gateways.front();
+  } else {
+    found = config.FindGateway(options.name);
+  }
+  if (found == nullptr) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    std::cerr << "icewarden gateway: "
+              << (config.gateways.empty() ? options.config_path + " has no gateways: section"
+                  : options.name.empty()
+                      ? "the config has several gateways; choose one with --name (" + list + ")"
+                      : "no gateway named '" + options.name + "' in " + options.config_path +
+                            "; gateways are " + list)
+              << '\n';
+    return kUsage;
+  }
+  GatewayConfig gateway = *found;
+  if (!options.listen.empty()) gateway.listen = options.listen;
+
+  ApiConfig api;
+  api.listen = gateway.listen;
+  api.read_timeout = gateway.forward_timeout;
+  api.write_timeout = gateway.forward_timeout;
+  auto http = HttpServerOptionsFor(api);
+  if (!http.ok()) {
+    std::cerr << "icewarden gateway: listen " << gateway.listen << ": " << http.status().message()
+              << '\n';
+    return kUsage;
+  }
+  http->body_limit = gateway.max_body_bytes;
+  http->threads = gateway.threads;
+  http->local_error = SpecError;
+
+  auto store = OpenStore(config);
+  if (!store.ok()) {
+    std::cerr << "icewarden gateway: " << store.status().message() << '\n';
+    return kFailed;
+  }
+  RegionCatalogs catalogs(config, gateway.forward_to);
+  for (const std::string& problem : catalogs.ReadConfigs()) {
+    spdlog::warn("{} (read again on first use)", problem);
+  }
+  WriteAdmission admission(gateway.forward_to);
+  StoreWatch watch(**store, admission, gateway.store_poll);
+  watch.Start();
+  CommitQueue queue(gateway.queue_per_table);
+  GatewayMetrics metrics;
+
+  std::unique_ptr<GatewayHandler> handler;
+  HttpServer server(*http, [&handler](const ApiRequest& request) { return handler->Handle(request); });
+  if (Status s = server.Listen(); !s.ok()) {
+    std::cerr << "icewarden gateway: cannot listen on " << gateway.listen << ": " << s.message()
+              << '\n';
+    return kFailed;
+  }
+  std::string advertise = gateway.advertise;
+  if (advertise.empty()) {
+    advertise = "http://" + http->host + ":" + std::to_string(server.port());
+  }
+  handler = std::make_unique<GatewayHandler>(config, gateway, advertise, **store, catalogs,
+                                             admission, queue, metrics);
+  // The one line scripts and tests wait for, on stdout.
+  std::cout << "icewarden gateway " << gateway.name << ": " << advertise << "/v1/" << gateway.prefix
+            << " (reads: " << gateway.region << ")" << std::endl;
+  server.Run();
+  watch.Stop();
+  return kOk;
+}
+
+}  // namespace icewarden

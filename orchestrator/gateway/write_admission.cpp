@@ -1,0 +1,141 @@
+#include "orchestrator/gateway/write_admission.h"
+
+#include <algorithm>
+
+#include "state/state_store.h"
+
+namespace icewarden {
+
+WriteAdmission::WriteAdmission(std::vector<std::string> forward_to)
+    : forward_to_(std::move(forward_to)), snapshot_(std::make_shared<StoreSnapshot>()) {
+  auto initial = std::make_shared<StoreSnapshot>();
+  initial->error = "the store has not been read yet";
+  snapshot_ = std::move(initial);
+}
+
+void WriteAdmission::Publish(StoreSnapshot snapshot) {
+  auto next = std::make_shared<const StoreSnapshot>(std::move(snapshot));
+  std::lock_guard lock(mu_);
+  snapshot_ = std::move(next);
+}
+
+std::shared_ptr<const StoreSnapshot> WriteAdmission::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return snapshot_;
+}
+
+WriteVerdict WriteAdmission::Admit(const std::vector<TableRecord>& tables, std::uint64_t* ticket) {
+  std::lock_guard lock(mu_);
+  WriteVerdict verdict = DecideWrite(tables, *snapshot_, forward_to_);
+  *ticket = 0;
+  if (verdict.kind == WriteVerdict::Kind::kForward) {
+    *ticket = next_ticket_++;
+    in_flight_[*ticket] = tables;
+  }
+  return verdict;
+}
+
+WriteVerdict WriteAdmission::Recheck(std::uint64_t ticket, const std::vector<TableRecord>& tables) {
+  std::lock_guard lock(mu_);
+  WriteVerdict verdict = DecideWrite(tables, *snapshot_, forward_to_);
+  if (verdict.kind == WriteVerdict::Kind::kForward) {
+    in_flight_[ticket] = tables;
+  } else {
+    in_flight_.erase(ticket);
+  }
+  return verdict;
+}
+
+void WriteAdmission::Release(std::uint64_t ticket) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(ticket);
+}
+
+std::size_t WriteAdmission::InFlight() const {
+  std::lock_guard lock(mu_);
+  return in_flight_.size();
+}
+
+WriteAdmission::Closure WriteAdmission::ClosureOf(const std::string& failover_id) const {
+  std::lock_guard lock(mu_);
+  Closure c;
+  c.store_readable = snapshot_->readable;
+  c.refreshes = snapshot_->refreshes;
+  const Failover* f = nullptr;
+  for (const Failover& a : snapshot_->active) {
+    if (a.id == failover_id) f = &a;
+  }
+  if (!c.store_readable) {
+    // Every write is refused while the store cannot be read; only those already let through
+    // can still land.
+    c.in_flight = static_cast<int>(in_flight_.size());
+    c.confirmed = c.in_flight == 0;
+    return c;
+  }
+  if (f == nullptr) return c;
+  c.seen = true;
+  c.phase = FailoverPhaseName(f->phase);
+  c.closes = PhaseCloses(f->phase);
+  for (const auto& [ticket, tables] : in_flight_) {
+    if (std::any_of(tables.begin(), tables.end(),
+                    [&](const TableRecord& t) { return WritesToOldOwner(*f, t); })) {
+      ++c.in_flight;
+    }
+  }
+  c.confirmed = c.closes && c.in_flight == 0;
+  return c;
+}
+
+StoreWatch::StoreWatch(StateStore& store, WriteAdmission& admission,
+                       std::chrono::milliseconds poll)
+    : store_(store), admission_(admission), poll_(poll) {}
+
+StoreWatch::~StoreWatch() { Stop(); }
+
+void StoreWatch::Start() {
+  PollOnce();
+  thread_ = std::thread([this] {
+    std::unique_lock lock(stop_mu_);
+    while (!stopping_) {
+      if (stop_cv_.wait_for(lock, poll_, [this] { return stopping_; })) break;
+      lock.unlock();
+      PollOnce();
+      lock.lock();
+    }
+  });
+}
+
+void StoreWatch::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StoreWatch::PollOnce() {
+  // A store that can say "nothing changed" cheaply is re-read only after a change; a failed
+  // read is retried every poll, and decisions meanwhile refuse writes.
+  std::optional<std::int64_t> revision = store_.OwnershipRevision();
+  if (last_ok_ && revision && last_revision_ == revision) return;
+  StoreSnapshot next;
+  next.refreshes = ++refreshes_;
+  auto regions = store_.ListRegions();
+  auto active = regions.ok() ? store_.ListActiveFailovers()
+                             : Result<std::vector<Failover>>(regions.status());
+  if (!regions.ok() || !active.ok()) {
+    next.readable = false;
+    next.error = regions.ok() ? active.status().message() : regions.status().message();
+    last_ok_ = false;
+  } else {
+    next.readable = true;
+    next.regions = std::move(regions).value();
+    next.active = std::move(active).value();
+    last_ok_ = true;
+    last_revision_ = revision;
+  }
+  admission_.Publish(std::move(next));
+}
+
+}  // namespace icewarden

@@ -1,0 +1,94 @@
+// WriteAdmission: the gateway's latest picture of the store and the writes it has let through.
+//
+// A write is decided (CommitRules) and, when it may go, registered as in flight in one step
+// that a new snapshot cannot come between. So once a snapshot that closes a failover's scope
+// is published, every write to that scope's old owner is either refused or already counted,
+// and Closure() can say "closed, nothing in flight" only when nothing more can reach the old
+// owner through this gateway: the confirmation the gateway.fence action waits for.
+//
+// StoreWatch polls the store (SQLite: the database's data version, a read of no rows; etcd: a
+// read of regions and active failovers every poll) and publishes each change here.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "orchestrator/gateway/commit_rules.h"
+
+namespace icewarden {
+
+class StateStore;
+
+class WriteAdmission {
+ public:
+  explicit WriteAdmission(std::vector<std::string> forward_to);
+
+  // Replaces the snapshot decisions are made against.
+  void Publish(StoreSnapshot snapshot);
+  std::shared_ptr<const StoreSnapshot> Snapshot() const;
+
+  // Decides; a kForward verdict is registered in flight under *ticket until Release.
+  WriteVerdict Admit(const std::vector<TableRecord>& tables, std::uint64_t* ticket);
+  // Decides again for a write already in flight (its turn in the queue came), replacing the
+  // records it is registered with; a verdict that is not kForward releases it.
+  WriteVerdict Recheck(std::uint64_t ticket, const std::vector<TableRecord>& tables);
+  void Release(std::uint64_t ticket);
+
+  struct Closure {
+    bool store_readable = false;
+    bool seen = false;          // the snapshot holds the failover (active)
+    std::string phase;          // its phase as last read
+    bool closes = false;        // the phase closes its scope here
+    int in_flight = 0;          // writes let through to its old owner for its scope
+    bool confirmed = false;     // closes (or the store is unreadable, refusing all) and none in flight
+    std::int64_t refreshes = 0;  // the snapshot's
+  };
+  Closure ClosureOf(const std::string& failover_id) const;
+  std::size_t InFlight() const;
+
+ private:
+  const std::vector<std::string> forward_to_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const StoreSnapshot> snapshot_;
+  std::uint64_t next_ticket_ = 1;
+  std::map<std::uint64_t, std::vector<TableRecord>> in_flight_;
+};
+
+// Polls `store` every `poll` on a thread of its own and publishes to `admission`.
+class StoreWatch {
+ public:
+  StoreWatch(StateStore& store, WriteAdmission& admission, std::chrono::milliseconds poll);
+  ~StoreWatch();  // stops
+  StoreWatch(const StoreWatch&) = delete;
+  StoreWatch& operator=(const StoreWatch&) = delete;
+
+  // One read now, on the caller's thread (the first before serving), then the thread.
+  void Start();
+  void Stop();
+  // One poll: re-reads and publishes when the store changed or could not be read.
+  void PollOnce();
+
+ private:
+  StateStore& store_;
+  WriteAdmission& admission_;
+  const std::chrono::milliseconds poll_;
+  std::optional<std::int64_t> last_revision_;
+  std::int64_t refreshes_ = 0;
+  bool last_ok_ = false;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace icewarden

@@ -1,0 +1,331 @@
+// The real `icewarden gateway` process in front of the lab's two catalogs, deciding writes by an
+// SQLite state store that the test writes as the orchestrator would: ownership rows, failovers
+// in each phase, the fenced overlay.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <regex>
+
+#include "examples/lab/workload.h"
+#include "state/sqlite_store.h"
+#include "state/state_store.h"
+#include "tests/fakes/subprocess.h"
+#include "tests/integration/lab/lab_fixture.h"
+
+namespace icewarden::lab::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using icewarden::testing::IcewardenBinary;
+using icewarden::testing::Subprocess;
+
+class GatewayTest : public LabTest {
+ protected:
+  void SetUp() override {
+    LabTest::SetUp();
+    if (HasFatalFailure()) return;
+    db_ = options_.data_dir + "/icewarden.db";
+    auto store = OpenSqliteStore(SqliteStoreOptions{db_}, SystemClock());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(store).value();
+    // Every seeded table in both regions first, as replication leaves them.
+    for (auto [ns, t] : {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
+      ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
+    }
+    Claim("sales.orders", kUs);
+    Claim("clickstream.events", kUs);
+    Claim("eu.orders", kEu);
+    config_ = options_.data_dir + "/icewarden.yaml";
+    std::ofstream(config_) << "state:\n  path: " << db_ << "\n"
+                           << "regions:\n"
+                           << "  - name: us-east-1\n    catalog_uri: " << lab_->region_url(kUs)
+                           << "\n    warehouse: lab\n"
+                           << "  - name: eu-central-1\n    catalog_uri: " << lab_->region_url(kEu)
+                           << "\n    warehouse: lab\n"
+                           << "ownership:\n  default_owner: us-east-1\n"
+                           << "  rules:\n    - {match: \"eu.*\", owner: eu-central-1}\n"
+                           << "gateways:\n"
+                           << "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
+                           << "    store_poll: 10ms\n    max_body_bytes: 65536\n"
+                           << "  - name: gw-eu-only\n    region: eu-central-1\n"
+                           << "    listen: 127.0.0.1:0\n    forward_to: [eu-central-1]\n";
+  }
+
+  void TearDown() override {
+    gateways_.clear();
+    store_.reset();
+    LabTest::TearDown();
+  }
+
+  AuditEvent Why(const std::string& action) {
+    AuditEvent e;
+    e.actor = "test";
+    e.source = "test";
+    e.action = action;
+    e.reason = "gateway test";
+    return e;
+  }
+
+  void Claim(const std::string& dotted, const std::string& owner) {
+    OwnershipChange c{*icewarden::TableIdent::Parse(dotted), 0, owner, ""};
+    ASSERT_TRUE(store_->CompareAndSetOwnership({&c, 1}, Why("ownership.claim")).ok());
+  }
+
+  void Move(const std::string& dotted, const std::string& to, const std::string& failover) {
+    auto row = store_->GetOwnership(*icewarden::TableIdent::Parse(dotted));
+    ASSERT_TRUE(row.ok() && *row);
+    OwnershipChange c{(*row)->table, (*row)->epoch, to, failover};
+    ASSERT_TRUE(store_->CompareAndSetOwnership({&c, 1}, Why("ownership.transfer")).ok());
+  }
+
+  // A failover of owner:us-east-1 to eu-central-1, created in `phase`.
+  void PutFailover(const std::string& id, FailoverPhase phase) {
+    auto existing = store_->GetFailover(id);
+    ASSERT_TRUE(existing.ok());
+    if (!*existing) {
+      Failover f;
+      f.id = id;
+      f.scope = "owner:us-east-1";
+      f.from = kUs;
+      f.to = kEu;
+      f.runbook = "test";
+      f.phase = phase;
+      f.proposed_by = "test";
+      ASSERT_TRUE(store_->CreateFailover(f, Why("failover.propose")).ok());
+      return;
+    }
+    Failover f = **existing;
+    f.phase = phase;
+    ASSERT_TRUE(store_->UpdateFailover(f, f.version, Why("failover.transition")).ok());
+  }
+
+  // Starts `icewarden gateway --name NAME` and returns its base URL once it serves.
+  std::string StartGateway(const std::string& name) {
+    gateways_.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{IcewardenBinary(), "gateway", "--config", config_, "--name", name}));
+    auto line = gateways_.back()->ReadLine(15s);
+    EXPECT_TRUE(line) << "the gateway printed nothing";
+    if (!line) return "";
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(*line, m, std::regex("(http://127\\.0\\.0\\.1:[0-9]+)/v1/lab")))
+        << *line;
+    return m.size() > 1 ? m[1].str() : "";
+  }
+
+  static std::unique_ptr<httplib::Client> To(const std::string& url) {
+    auto c = std::make_unique<httplib::Client>(url);
+    c->set_connection_timeout(2);
+    c->set_read_timeout(10);
+    return c;
+  }
+
+  // One append to `table` built from what the gateway loads, committed through it.
+  httplib::Result AppendVia(const std::string& gateway, const std::string& ns,
+                            const std::string& table, const httplib::Headers& headers = {}) {
+    auto loaded = To(gateway)->Get(TablePath(ns, table));
+    if (!loaded || loaded->status != 200) return loaded;
+    json metadata = json::parse(loaded->body)["metadata"];
+    return To(gateway)->Post(TablePath(ns, table), headers,
+                             AppendCommit(metadata, "gateway-test", SystemNowMs()).dump(),
+                             "application/json");
+  }
+
+  std::size_t Snapshots(const std::string& region, const std::string& ns, const std::string& t) {
+    json m = Metadata(region, ns, t);
+    return m.is_object() && m.contains("snapshots") ? m["snapshots"].size() : 0;
+  }
+
+  static json Error(const httplib::Result& r) {
+    if (!r) return nullptr;
+    json j = json::parse(r->body, nullptr, false);
+    return j.is_object() && j.contains("error") ? j["error"] : json();
+  }
+
+  std::string db_, config_;
+  std::unique_ptr<StateStore> store_;
+  std::vector<std::unique_ptr<Subprocess>> gateways_;
+};
+
+TEST_F(GatewayTest, TheConfigSendsEnginesBackToTheGatewayUnderItsPrefix) {
+  const std::string gw = StartGateway("gw-us");
+  auto r = To(gw)->Get("/v1/config?warehouse=lab");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json config = json::parse(r->body);
+  EXPECT_EQ(config["overrides"]["uri"], gw);
+  EXPECT_EQ(config["overrides"]["prefix"], "lab");
+  EXPECT_EQ(config["idempotency-key-lifetime"], "PT30M") << "the region's, passed on";
+  EXPECT_EQ(r->get_header_value("X-Icewarden-Region"), kUs);
+}
+
+TEST_F(GatewayTest, ReadsComeFromTheRegionAndSayWhichAnswered) {
+  const std::string gw = StartGateway("gw-eu-only");
+  auto r = To(gw)->Get("/v1/lab/namespaces");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("X-Icewarden-Region"), kEu);
+  EXPECT_EQ(json::parse(r->body), GetJson(kEu, "/v1/lab/namespaces"));
+}
+
+TEST_F(GatewayTest, ACommitLandsInTheOwnerOnly) {
+  const std::string gw = StartGateway("gw-us");
+  lab_->PauseReplication();
+  const std::size_t us = Snapshots(kUs, "sales", "orders");
+  const std::size_t eu = Snapshots(kEu, "sales", "orders");
+  auto r = AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("X-Icewarden-Region"), kUs);
+  EXPECT_EQ(r->get_header_value("X-Icewarden-Epoch"), "1");
+  EXPECT_EQ(Snapshots(kUs, "sales", "orders"), us + 1);
+  EXPECT_EQ(Snapshots(kEu, "sales", "orders"), eu) << "nothing was sent to the replica";
+
+  // eu.orders is eu-central-1's: the same gateway sends its commit there.
+  auto e = AppendVia(gw, "eu", "orders");
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->status, 200) << e->body;
+  EXPECT_EQ(e->get_header_value("X-Icewarden-Region"), kEu);
+}
+
+TEST_F(GatewayTest, AnOwnerTheGatewayMayNotReachIsRefusedWith409NamingIt) {
+  const std::string gw = StartGateway("gw-eu-only");
+  lab_->PauseReplication();
+  const std::size_t before = Snapshots(kUs, "sales", "orders");
+  auto r = AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
+  json error = Error(r);
+  EXPECT_EQ(error["code"], 409);
+  EXPECT_NE(error["type"].get<std::string>().find("owner=us-east-1"), std::string::npos);
+  EXPECT_NE(error["type"].get<std::string>().find("epoch=1"), std::string::npos);
+  EXPECT_NE(error["message"].get<std::string>().find("us-east-1"), std::string::npos);
+  EXPECT_EQ(Snapshots(kUs, "sales", "orders"), before);
+  EXPECT_EQ(Snapshots(kEu, "sales", "orders"), before) << "nor committed in the replica";
+
+  // Audited once, however often it is refused within the minute.
+  AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(Eventually([&] {
+    auto events = store_->ListAudit({0, 1000, std::string("sales.orders")});
+    return events.ok() && !events->empty() && events->back().action == "gateway.refused";
+  }));
+  auto events = store_->ListAudit({0, 1000, std::string("sales.orders")});
+  int refusals = 0;
+  for (const auto& e : *events) refusals += e.action == "gateway.refused";
+  EXPECT_EQ(refusals, 1);
+}
+
+TEST_F(GatewayTest, AFailoverClosesTheTableThenTheTransferReopensItAtTheNewOwner) {
+  const std::string gw = StartGateway("gw-us");
+  lab_->PauseReplication();
+  PutFailover("fo-1", FailoverPhase::kApproved);
+  auto before = AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->status, 200) << "approved does not close yet: " << before->body;
+
+  PutFailover("fo-1", FailoverPhase::kFencing);
+  // The gateway polls every 10 ms: it refuses well within the 100 ms the issue asks.
+  std::optional<httplib::Result> refused;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        refused.emplace(AppendVia(gw, "sales", "orders"));
+        return *refused && (*refused)->status == 503;
+      },
+      2s));
+  EXPECT_EQ((*refused)->get_header_value("Retry-After"), "1");
+  EXPECT_NE(Error(*refused)["message"].get<std::string>().find("fo-1"), std::string::npos);
+  auto closure = To(gw)->Get("/icewarden/v1/closures/fo-1");
+  ASSERT_TRUE(closure);
+  json c = json::parse(closure->body);
+  EXPECT_EQ(c["confirmed"], true) << c.dump();
+  EXPECT_EQ(c["in_flight"], 0);
+  // Tables outside the scope are still open.
+  EXPECT_EQ(AppendVia(gw, "eu", "orders")->status, 200);
+
+  // Replication would have copied us-east-1's last commit; the test copies it by hand.
+  lab_->ResumeReplication();
+  lab_->ReplicateNow();
+  lab_->PauseReplication();
+  PutFailover("fo-1", FailoverPhase::kPromoting);
+  EXPECT_EQ(AppendVia(gw, "sales", "orders")->status, 503) << "not moved yet";
+  Move("sales.orders", kEu, "fo-1");
+  const std::size_t us = Snapshots(kUs, "sales", "orders");
+  std::optional<httplib::Result> moved;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        moved.emplace(AppendVia(gw, "sales", "orders"));
+        return *moved && (*moved)->status == 200;
+      },
+      2s))
+      << (*moved ? (*moved)->body : std::string("no answer"));
+  ASSERT_TRUE(*moved);
+  EXPECT_EQ((*moved)->status, 200) << (*moved)->body;
+  EXPECT_EQ((*moved)->get_header_value("X-Icewarden-Region"), kEu);
+  EXPECT_EQ((*moved)->get_header_value("X-Icewarden-Epoch"), "2");
+  EXPECT_EQ(Snapshots(kUs, "sales", "orders"), us) << "nothing reached the old owner";
+  // clickstream.events is in the scope but not moved yet: still closed.
+  EXPECT_EQ(AppendVia(gw, "clickstream", "events")->status, 503);
+}
+
+TEST_F(GatewayTest, AFencedOwnerIsRefusedWithRetryAfter) {
+  const std::string gw = StartGateway("gw-us");
+  auto region = store_->GetRegion(kUs);
+  ASSERT_TRUE(region.ok());
+  Region us = *region ? **region : Region{};
+  us.name = kUs;
+  us.fenced = true;
+  ASSERT_TRUE(store_->PutRegion(us, Why("region.fence")).ok());
+  std::optional<httplib::Result> r;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        r.emplace(AppendVia(gw, "sales", "orders"));
+        return *r && (*r)->status == 503;
+      },
+      2s));
+  EXPECT_EQ((*r)->get_header_value("Retry-After"), "1");
+  EXPECT_NE(Error(*r)["message"].get<std::string>().find("fenced"), std::string::npos);
+}
+
+TEST_F(GatewayTest, BadInputIsRefusedInTheSpecsErrorModelAndNothingIsForwarded) {
+  const std::string gw = StartGateway("gw-us");
+  struct Case {
+    std::string method, target, body;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"POST", "/v1/lab/namespaces/sales/tables", "{not json", 400},
+      {"POST", "/v1/lab/namespaces/sales/tables", R"({"name":"../etc"})", 400},
+      {"GET", "/v1/lab/namespaces/%2E%2E/tables/orders", "", 400},
+      {"POST", "/v1/lab/namespaces/sales/tables/a%2Fb", "{}", 400},
+      {"GET", "/v1/lab/namespaces/sales%1F..%1Fx/tables/t", "", 400},
+      {"GET", "/v1/other/namespaces", "", 404},
+      {"GET", "/v1/lab/nothing-here", "", 404},
+      {"PUT", "/v1/lab/namespaces/sales/tables/orders", "{}", 405},
+      {"POST", "/v1/lab/namespaces/sales/tables/orders", std::string(70000, 'x'), 413},
+  };
+  for (const Case& c : cases) {
+    httplib::Request req;
+    req.method = c.method;
+    req.path = c.target;
+    req.body = c.body;
+    req.set_header("Content-Type", "application/json");
+    auto r = To(gw)->send(req);
+    ASSERT_TRUE(r) << c.method << " " << c.target;
+    EXPECT_EQ(r->status, c.status) << c.method << " " << c.target << ": " << r->body;
+    json error = Error(r);
+    ASSERT_TRUE(error.is_object()) << c.target << ": " << r->body;
+    EXPECT_EQ(error["code"], c.status);
+    EXPECT_TRUE(error["type"].is_string());
+    EXPECT_TRUE(error["message"].is_string());
+  }
+  auto metrics = To(gw)->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->body.find("icewarden_gateway_forward_duration_seconds_count"),
+            std::string::npos)
+      << "no request reached a catalog:\n"
+      << metrics->body;
+}
+
+}  // namespace
+}  // namespace icewarden::lab::testing
