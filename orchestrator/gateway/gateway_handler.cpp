@@ -37,12 +37,14 @@ ApiResponse RetryLater(const std::string& message) {
 }
 
 // Headers that describe one hop, not the request (RFC 9110 7.6.1), and those the transport
-// sets itself.
+// sets itself. Accept-Encoding too: the gateway reads bodies it forwards (the config it
+// rewrites, errors it reports), so it asks catalogs for identity bodies. Node's fetch (so
+// iceberg-js) sends `gzip, deflate` on every request, and a catalog that honours it would
+// hand the gateway a body it cannot read.
 bool HopByHop(const std::string& lower) {
-  static const char* const kNames[] = {"connection", "keep-alive",    "proxy-connection",
-                                       "te",         "trailer",       "transfer-encoding",
-                                       "upgrade",    "content-length", "host",
-                                       "server",     "date"};
+  static const char* const kNames[] = {
+      "connection", "keep-alive",     "proxy-connection", "te",   "trailer", "transfer-encoding",
+      "upgrade",    "content-length", "host",             "server", "date",  "accept-encoding"};
   return std::any_of(std::begin(kNames), std::end(kNames),
                      [&](const char* n) { return lower == n; });
 }

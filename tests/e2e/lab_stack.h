@@ -155,6 +155,8 @@ struct LabStackOptions {
   std::string max_staleness = "1m";
   bool two_person_approval = false;
   std::string switchover_catch_up = "10s";  // examples/runbooks/switchover.yaml's catch_up
+  // The failovers' runbook, under examples/runbooks/ (e.g. gateway-failover.yaml).
+  std::string failover_runbook = "lab-failover.yaml";
   // Appended to the generated config (e.g. a webhooks: section), and added to serve's
   // environment (the secrets it names).
   std::string extra_yaml;
@@ -411,7 +413,7 @@ class LabStack {
         << "    from: " << from << "\n"
         << "    to: " << to << "\n"
         << "    scope: \"*\"\n"
-        << "    runbook: " << runbook_path() << "\n"
+        << "    runbook: " << SourceDir() << "/examples/runbooks/" << o.failover_runbook << "\n"
         << "    params: {dns_server: \"" << dns_server() << "\", zone: \"" << kLabZone
         << ".\", alertmanager_url: \"" << alertmanager_url() << "\"}\n";
     }

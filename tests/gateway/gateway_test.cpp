@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <csignal>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "examples/lab/workload.h"
 #include "state/sqlite_store.h"
@@ -50,7 +52,9 @@ class GatewayTest : public LabTest {
                            << "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
                            << "    store_poll: 10ms\n    max_body_bytes: 65536\n"
                            << "  - name: gw-eu-only\n    region: eu-central-1\n"
-                           << "    listen: 127.0.0.1:0\n    forward_to: [eu-central-1]\n";
+                           << "    listen: 127.0.0.1:0\n    forward_to: [eu-central-1]\n"
+                           << "  - name: gw-us-impatient\n    region: us-east-1\n"
+                           << "    listen: 127.0.0.1:0\n    forward_timeout: 300ms\n";
   }
 
   void TearDown() override {
@@ -325,6 +329,74 @@ TEST_F(GatewayTest, BadInputIsRefusedInTheSpecsErrorModelAndNothingIsForwarded) 
             std::string::npos)
       << "no request reached a catalog:\n"
       << metrics->body;
+}
+
+// The gateway dies while the catalog works on a commit: the engine gets no answer, which it
+// must read as "unknown" (the catalog may have applied it, and here it did). Sent again with
+// the same Idempotency-Key through a new gateway, the catalog gives its first answer and the
+// commit is not applied twice.
+TEST_F(GatewayTest, AGatewayKilledMidCommitLeavesARetryWithTheSameKeyTheFirstAnswer) {
+  std::string gw = StartGateway("gw-us");
+  lab_->PauseReplication();
+  const std::size_t before = Snapshots(kUs, "sales", "orders");
+  const std::string body =
+      AppendCommit(Metadata(kUs, "sales", "orders"), "gateway-kill", SystemNowMs()).dump();
+  const httplib::Headers key{{"Idempotency-Key", "0190b6e8-3c1e-7a3d-9b7e-5f0c2d4a8e11"}};
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 1500}}).ok());
+  std::optional<httplib::Result> lost;
+  std::thread engine(
+      [&] { lost.emplace(To(gw)->Post(TablePath("sales", "orders"), key, body, "application/json")); });
+  const bool at_catalog = Eventually(
+      [&] { return lab_->State()["regions"][kUs]["requests"]["commits_in_progress"] == 1; }, 5s);
+  gateways_.back()->Signal(SIGKILL);
+  gateways_.back()->Wait(5s);
+  engine.join();
+  ASSERT_TRUE(at_catalog) << "the commit never reached the catalog";
+  ASSERT_TRUE(lost.has_value());
+  EXPECT_FALSE(*lost) << "an answer came from a killed gateway: " << (*lost)->status;
+  ASSERT_TRUE(Eventually([&] { return Snapshots(kUs, "sales", "orders") == before + 1; }, 5s))
+      << "the catalog applied the commit the engine never heard about";
+
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
+  gw = StartGateway("gw-us");
+  auto retried = To(gw)->Post(TablePath("sales", "orders"), key, body, "application/json");
+  ASSERT_TRUE(retried);
+  EXPECT_EQ(retried->status, 200) << retried->body;
+  EXPECT_EQ(json::parse(retried->body)["metadata-location"],
+            MetadataLocation(kUs, "sales", "orders"));
+  EXPECT_EQ(Snapshots(kUs, "sales", "orders"), before + 1) << "applied once";
+  // Without the key the same commit is a new one, and its requirement fails: the key mattered.
+  auto unkeyed = To(gw)->Post(TablePath("sales", "orders"), body, "application/json");
+  ASSERT_TRUE(unkeyed);
+  EXPECT_EQ(unkeyed->status, 409) << unkeyed->body;
+}
+
+// A commit the catalog took but did not answer in time is unknown (504
+// CommitStateUnknownException); one that could not be sent at all is safe to retry (503 with
+// Retry-After). Engines retry the second and reload after the first.
+TEST_F(GatewayTest, UnknownOnlyWhenTheCommitMayHaveReachedTheCatalog) {
+  const std::string gw = StartGateway("gw-us-impatient");
+  lab_->PauseReplication();
+  const std::size_t before = Snapshots(kUs, "sales", "orders");
+  ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 1000}}).ok());
+  auto slow = AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(slow->status, 504) << slow->body;
+  EXPECT_EQ(Error(slow)["type"], "CommitStateUnknownException");
+  EXPECT_TRUE(Eventually([&] { return Snapshots(kUs, "sales", "orders") == before + 1; }, 5s))
+      << "and it did happen";
+
+  ASSERT_TRUE(lab_->ClearFaults(kUs).ok());
+  const json metadata = Metadata(kUs, "sales", "orders");
+  ASSERT_TRUE(lab_->StopRegion(kUs).ok());
+  auto unsent = To(gw)->Post(TablePath("sales", "orders"),
+                             AppendCommit(metadata, "gateway-test", SystemNowMs()).dump(),
+                             "application/json");
+  ASSERT_TRUE(unsent);
+  EXPECT_EQ(unsent->status, 503) << unsent->body;
+  EXPECT_EQ(unsent->get_header_value("Retry-After"), "1");
+  ASSERT_TRUE(lab_->StartRegion(kUs).ok());
+  EXPECT_EQ(Snapshots(kUs, "sales", "orders"), before + 1) << "nothing was applied";
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 //                                     (assert-ref-snapshot-id on main), like an engine's append
 //
 // Like the Iceberg Java client, a POST answered 503 with Retry-After is sent again after that
-// many seconds, unchanged (the same Idempotency-Key), up to RETRIES times (env, default 30);
-// iceberg-js itself does not retry. Every answer's X-Icewarden-Region is reported.
+// many seconds, unchanged (the same Idempotency-Key, which this wrapper adds as the Java client
+// does), up to RETRIES times (env, default 30); iceberg-js itself neither retries nor sends keys. Every answer's X-Icewarden-Region is reported.
 import { IcebergRestCatalog, IcebergError } from 'iceberg-js'
 
 const [, , baseUrl, warehouse, command, ...args] = process.argv
@@ -20,6 +20,14 @@ const maxRetries = Number(process.env.RETRIES ?? 30)
 const seen = { attempts: 0, retried: 0, regions: [], statuses: [] }
 
 async function retryingFetch(input, init) {
+  const method = (init?.method ?? 'GET').toUpperCase()
+  // Like the Java client when the config advertises idempotency-key-lifetime: one key per
+  // request, the same on every retry of it.
+  if (method === 'POST' || method === 'DELETE') {
+    const headers = new Headers(init?.headers)
+    if (!headers.has('idempotency-key')) headers.set('idempotency-key', crypto.randomUUID())
+    init = { ...init, headers }
+  }
   for (let attempt = 0; ; attempt++) {
     seen.attempts++
     const response = await fetch(input, init)
@@ -27,7 +35,6 @@ async function retryingFetch(input, init) {
     const region = response.headers.get('x-icewarden-region')
     if (region) seen.regions.push(region)
     const retryAfter = response.headers.get('retry-after')
-    const method = (init?.method ?? 'GET').toUpperCase()
     if (response.status !== 503 || retryAfter === null || attempt >= maxRetries) return response
     if (method === 'GET' || method === 'POST' || method === 'DELETE') {
       seen.retried++
