@@ -6,11 +6,13 @@
 # `icewarden serve` on examples/local.yaml against them, and Prometheus with the blackbox
 # exporter (examples/alerting/) probing both catalogs: a catalog that stops answering fires
 # IcebergCatalogDown, which Alertmanager posts to icewarden's webhook, which proposes a
-# failover. Shows live status until Ctrl-C.
+# failover; and a catalog gateway per region (`icewarden gateway`), through which the lab's
+# workload commits. Shows live status until Ctrl-C.
 #
 # Ports, all on 127.0.0.1: catalogs :18181 (us-east-1) and :18182 (eu-central-1), lab admin
 # :18180, BIND 9 :18153 (UDP and TCP; zone lake.lab.), Alertmanager :19093, Prometheus
-# :19090, blackbox exporter :19115, icewarden API :8480. State and logs go to build/lab/;
+# :19090, blackbox exporter :19115, icewarden API :8480, gateways :18281 (us-east-1) and
+# :18282 (eu-central-1). State and logs go to build/lab/;
 # `rm -rf build/lab` starts a fresh lab. Prometheus, the blackbox exporter and Alertmanager
 # run here with their own config, data folder and port, not as the system services their
 # Debian packages install (which need not run, nor systemd at all).
@@ -141,7 +143,9 @@ wait_until "Alertmanager" "$LAB_DIR/alertmanager.log" curl -sf http://127.0.0.1:
 build/examples/lab/icewarden-lab --data "$LAB_DIR/data" --admin 127.0.0.1:18180 \
   --region us-east-1=127.0.0.1:18181 --region eu-central-1=127.0.0.1:18182 \
   --default-owner us-east-1 --owner 'eu[.].*=eu-central-1' \
-  --replication-lag-ms 2000 --workload-interval-ms 3000 > "$LAB_DIR/lab.log" 2>&1 &
+  --replication-lag-ms 2000 --workload-interval-ms 3000 \
+  --workload-via us-east-1=http://127.0.0.1:18281 \
+  --workload-via eu-central-1=http://127.0.0.1:18282 > "$LAB_DIR/lab.log" 2>&1 &
 pids+=($!)
 wait_until "the lab" "$LAB_DIR/lab.log" grep -q '^lab: ready' "$LAB_DIR/lab.log"
 
@@ -153,6 +157,16 @@ build/icewarden serve --config examples/local.yaml --listen "127.0.0.1:$PORT" \
   > "$LAB_DIR/icewarden.out" 2> "$LAB_DIR/icewarden.log" &
 pids+=($!)
 wait_until "icewarden serve" "$LAB_DIR/icewarden.log" grep -q 'serving' "$LAB_DIR/icewarden.out"
+
+# A catalog gateway per region (examples/local.yaml's gateways:, docs/gateway.md), on serve's
+# state file; the lab's workload commits through them (--workload-via above), so its commits
+# are refused while a failover fences their tables.
+for gw in gw-us-east-1 gw-eu-central-1; do
+  build/icewarden gateway --config examples/local.yaml --name "$gw" --state "$LAB_DIR/icewarden.db" \
+    > "$LAB_DIR/$gw.out" 2> "$LAB_DIR/$gw.log" &
+  pids+=($!)
+  wait_until "icewarden gateway $gw" "$LAB_DIR/$gw.log" grep -q 'icewarden gateway' "$LAB_DIR/$gw.out"
+done
 
 # The blackbox exporter and Prometheus (examples/alerting/, copied afresh on every start
 # like Alertmanager's config): each catalog probed every second, IcebergCatalogDown after
@@ -183,8 +197,10 @@ alerts: Alertmanager http://127.0.0.1:19093 (curl -s http://127.0.0.1:19093/api/
        Prometheus http://127.0.0.1:19090 (curl -s http://127.0.0.1:19090/api/v1/alerts),
        blackbox exporter http://127.0.0.1:19115; a stopped catalog proposes a failover
 icewarden: http://127.0.0.1:$PORT; in another shell: source $tokens && build/icewarden status
+gateways: us-east-1 http://127.0.0.1:18281  eu-central-1 http://127.0.0.1:18282 (engines'
+       uri, warehouse lab; the lab's workload commits through them)
 logs: $LAB_DIR/lab.log $LAB_DIR/icewarden.log $LAB_DIR/named.log $LAB_DIR/alertmanager.log
-      $LAB_DIR/prometheus.log $LAB_DIR/blackbox.log
+      $LAB_DIR/prometheus.log $LAB_DIR/blackbox.log $LAB_DIR/gw-*.log
 EOT
 
 deadline=$(( $(date +%s) + ${LAB_SECONDS:-31536000} ))

@@ -50,6 +50,11 @@ LabStatus Lab::Start() {
   std::string default_owner =
       options_.default_owner.empty() ? options_.regions.front().name : options_.default_owner;
   if (!names.count(default_owner)) return LabStatus::Error("unknown region: " + default_owner);
+  for (const auto& [region, url] : options_.workload_gateways) {
+    if (!names.count(region)) {
+      return LabStatus::Error("--workload-via " + region + "=" + url + ": unknown region " + region);
+    }
+  }
   ownership_ = std::make_unique<Ownership>(names, default_owner);
   for (const auto& rule : options_.owner_rules) {
     if (auto status = ownership_->SetRule(rule.match, rule.owner); !status.ok()) return status;
@@ -81,6 +86,7 @@ LabStatus Lab::Start() {
   workload_ =
       std::make_unique<Workload>(regions, replicator_.get(), WorkloadTables(), &commit_log_,
                                  now_ms_, options_.workload_interval_ms, options_.workload_enabled);
+  workload_->SetGateways(options_.workload_gateways);
   started_ = true;
   for (auto* region : regions) {
     if (auto status = region->server->Start(); !status.ok()) {

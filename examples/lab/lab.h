@@ -19,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,7 @@ struct LabOptions {
   int replication_lag_ms = 2000;
   int workload_interval_ms = 1000;
   bool workload_enabled = true;
+  std::map<std::string, std::string> workload_gateways;  // region -> gateway URL (workload.h)
   std::string token;  // static bearer token; auth is off unless this or an OAuth client is set
   std::string oauth_client_id;
   std::string oauth_client_secret;

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   std::string admin = "127.0.0.1:18180";
   std::vector<std::string> regions;
   std::vector<std::string> owners;
+  std::vector<std::string> workload_via;
   std::string oauth_client;
   bool no_workload = false;
   app.add_option("--data", options.data_dir, "folder for REGION.db files")->required();
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
   app.add_option("--replication-lag-ms", options.replication_lag_ms, "replication lag");
   app.add_option("--workload-interval-ms", options.workload_interval_ms, "workload interval");
   app.add_flag("--no-workload", no_workload, "start with the workload generator disabled");
+  app.add_option("--workload-via", workload_via,
+                 "REGION=URL: that region's writers commit through the catalog gateway at URL");
   app.add_option("--token", options.token, "static bearer token every /v1 route requires");
   app.add_option("--oauth-client", oauth_client, "ID:SECRET for POST /v1/oauth/tokens");
   app.add_option("--seed-tables", options.seed_tables, "extra tables to seed (scale tests)");
@@ -70,6 +73,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     options.regions.push_back(region);
+  }
+  for (const auto& text : workload_via) {
+    std::string region, url;
+    if (!SplitPair(text, &region, &url) || url.rfind("http://", 0) != 0) {
+      std::cerr << "icewarden-lab: --workload-via must be REGION=http://HOST:PORT, got " << text
+                << "\n";
+      return 2;
+    }
+    options.workload_gateways[region] = url;
   }
   for (const auto& text : owners) {
     icewarden::lab::OwnershipRule rule;

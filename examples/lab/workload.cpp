@@ -1,5 +1,7 @@
 #include "examples/lab/workload.h"
 
+#include <httplib.h>
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -131,6 +133,11 @@ LabStatus Workload::SetRogueWriter(const std::string& region, bool enabled) {
   return LabStatus::Ok();
 }
 
+void Workload::SetGateways(std::map<std::string, std::string> gateways) {
+  std::lock_guard round(round_mutex_);
+  gateways_ = std::move(gateways);
+}
+
 json Workload::ToJson() const {
   std::lock_guard lock(mutex_);
   return {{"enabled", enabled_.load()},
@@ -144,7 +151,10 @@ json Workload::ToJson() const {
           {"rogue_writers", rogue_regions_},
           {"commits", commits_.load()},
           {"conflicts", conflicts_.load()},
-          {"refused_paused", refused_paused_.load()}};
+          {"refused_paused", refused_paused_.load()},
+          {"gateways", gateways_},
+          {"held_off", held_off_.load()},
+          {"unanswered", unanswered_.load()}};
 }
 
 void Workload::Loop() {
@@ -188,6 +198,9 @@ int Workload::RunOnce() {
 }
 
 bool Workload::Append(LabRegion* region, const TableIdent& table, bool rogue) {
+  if (auto via = gateways_.find(region->name); !rogue && via != gateways_.end()) {
+    return AppendThroughGateway(region, via->second, table);
+  }
   auto loaded = region->store->LoadTable(table);
   if (!loaded) return false;
   auto response =
@@ -200,11 +213,50 @@ bool Workload::Append(LabRegion* region, const TableIdent& table, bool rogue) {
     ++conflicts_;
     return false;
   }
+  Record(table, region->name, rogue, json::parse(response.body)["metadata"]);
+  return true;
+}
+
+bool Workload::AppendThroughGateway(LabRegion* region, const std::string& gateway,
+                                    const TableIdent& table) {
+  httplib::Client client(gateway);
+  client.set_url_encode(false);
+  client.set_connection_timeout(std::chrono::seconds(2));
+  client.set_read_timeout(std::chrono::seconds(30));
+  // Namespace levels joined by the spec's unit separator, percent-encoded (lab names are
+  // otherwise URL-safe).
+  std::string ns;
+  for (const std::string& level : table.ns) ns += (ns.empty() ? "" : "%1F") + level;
+  const std::string path = "/v1/lab/namespaces/" + ns + "/tables/" + table.name;
+  auto loaded = client.Get(path);
+  if (!loaded || loaded->status != 200) {
+    ++(loaded && loaded->status == 503 ? held_off_ : unanswered_);
+    return false;
+  }
+  const json metadata = json::parse(loaded->body)["metadata"];
+  auto answer = client.Post(path, AppendCommit(metadata, region->name, now_ms_()).dump(),
+                            "application/json");
+  if (!answer) {
+    ++unanswered_;
+    return false;
+  }
+  if (answer->status != 200) {
+    ++(answer->status == 503 ? held_off_ : answer->status >= 500 ? unanswered_ : conflicts_);
+    return false;
+  }
+  // Recorded under the region that committed it, which the gateway names.
+  const std::string committed_in = answer->get_header_value("X-Icewarden-Region");
+  Record(table, committed_in.empty() ? region->name : committed_in, false,
+         json::parse(answer->body)["metadata"]);
+  return true;
+}
+
+void Workload::Record(const TableIdent& table, const std::string& region, bool rogue,
+                      const json& committed) {
   ++commits_;
   // What the catalog committed, as its response says, not what the request asked for.
-  const json committed = json::parse(response.body)["metadata"];
   LoggedCommit entry{table.Dotted(),
-                     region->name,
+                     region,
                      rogue ? "rogue" : "workload",
                      MainSnapshotId(committed),
                      -1,
@@ -215,7 +267,6 @@ bool Workload::Append(LabRegion* region, const TableIdent& table, bool rogue) {
     }
   }
   log_->Record(std::move(entry));
-  return true;
 }
 
 }  // namespace icewarden::lab

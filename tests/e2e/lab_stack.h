@@ -147,6 +147,7 @@ struct LabStackOptions {
   int replication_lag_ms = 200;
   int workload_interval_ms = 500;
   bool workload = true;
+  std::vector<std::string> lab_flags;  // more icewarden-lab flags (docs/lab.md)
   // policies: of the generated config, as written in YAML.
   std::string probe_interval = "250ms";
   std::string probe_timeout = "200ms";
@@ -213,6 +214,7 @@ class LabStack {
         "--replication-lag-ms", std::to_string(options_.replication_lag_ms),
         "--workload-interval-ms", std::to_string(options_.workload_interval_ms)};
     if (!options_.workload) flags.push_back("--no-workload");
+    flags.insert(flags.end(), options_.lab_flags.begin(), options_.lab_flags.end());
     lab_ = std::make_unique<LabProcess>(dir_ + "/catalogs", flags);
     if (!lab_->WaitUntilReady()) return "icewarden-lab did not print 'lab: ready'";
     if (!bind_->WaitUntilServing(20s)) return "named did not serve " + std::string(kLabZone);

@@ -25,11 +25,14 @@ using namespace std::chrono_literals;
 class IcebergJsTest : public FailoverE2eTest {
  protected:
   IcebergJsTest() {
-    // The lab's own workload writes to the catalogs directly, which the quiet window would
-    // rightly refuse as evidence; here every writer goes through a gateway.
-    options_.workload = false;
+    // Every writer goes through a gateway, the lab's workload too (each region's writers
+    // through their region's gateway): so the quiet window on the old owner holds while they
+    // keep writing, because the gateways refuse what would have gone there.
     options_.failover_runbook = "gateway-failover.yaml";
+    options_.workload_interval_ms = 300;
     for (const char* name : {"gw-us", "gw-eu", "gw-us-stale"}) ports_[name] = FreeLoopbackPort();
+    options_.lab_flags = {"--workload-via", std::string(kLabUs) + "=" + Gateway("gw-us"),
+                          "--workload-via", std::string(kLabEu) + "=" + Gateway("gw-eu")};
     options_.extra_yaml =
         "gateways:\n"
         "  - {name: gw-us, region: us-east-1, listen: 127.0.0.1:" +
@@ -216,6 +219,7 @@ TEST_F(IcebergJsTest, TwoWritersThroughTwoGatewaysLandOnlyInTheOwner) {
       }
     }
   };
+  const long long logged_before = stack_->LabAdmin("GET", "/lab/commits").body["total"];
   std::thread a(writer, Gateway("gw-us"), 9100);
   std::thread b(writer, Gateway("gw-eu"), 9200);
   a.join();
@@ -227,6 +231,18 @@ TEST_F(IcebergJsTest, TwoWritersThroughTwoGatewaysLandOnlyInTheOwner) {
     EXPECT_EQ(Count(us, id), committed ? 1 : 0) << id;
   }
   EXPECT_GE(ok, 5) << "the queue lets most through; a conflict fails one, not both";
+  // The lab's workload wrote alongside through both gateways: its commits too are in the owner,
+  // once each.
+  json log = stack_->LabAdmin("GET", "/lab/commits?table=sales.orders&since=" +
+                                         std::to_string(logged_before))
+                 .body;
+  int workload = 0;
+  for (const json& c : log["commits"]) {
+    ++workload;
+    EXPECT_EQ(c["region"], kLabUs) << c.dump();
+    EXPECT_EQ(Count(us, c["snapshot_id"].get<long long>()), 1) << c.dump();
+  }
+  EXPECT_GT(workload, 0) << "the workload committed meanwhile";
   EXPECT_EQ(History(kLabEu, "sales", "orders").first, eu_before)
       << "nothing was committed in eu-central-1";
 }

@@ -8,7 +8,8 @@
 //     create NS TABLE                 create a table (a one-column schema)
 //     load NS TABLE                   {snapshots: [ids in log order], current}
 //     append NS TABLE SNAPSHOT_ID     load, then commit one appended snapshot with that id
-//                                     (assert-ref-snapshot-id on main), like an engine's append
+//                                     (assert-ref-snapshot-id on main), like an engine's append:
+//                                     on CommitFailedException reloaded and retried, up to 4 times
 //
 // Like the Iceberg Java client, a POST answered 503 with Retry-After is sent again after that
 // many seconds, unchanged (the same Idempotency-Key, which this wrapper adds as the Java client
@@ -18,6 +19,26 @@ import { IcebergRestCatalog, IcebergError } from 'iceberg-js'
 const [, , baseUrl, warehouse, command, ...args] = process.argv
 const maxRetries = Number(process.env.RETRIES ?? 30)
 const seen = { attempts: 0, retried: 0, regions: [], statuses: [] }
+
+// iceberg-js parses answers with JSON.parse, which rounds integers past 2^53 and so breaks the
+// 63-bit snapshot ids every JVM engine (and the lab's workload) writes: a commit on top of one
+// then asserts an id that never existed. So integers of 16 digits or more travel through the
+// client as strings "#big:N", and are put back as numbers in what it sends.
+const BIG = '#big:'
+const protectBig = (text) =>
+  text.replace(/([:\[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, (_, before, digits) => `${before}"${BIG}${digits}"`)
+const restoreBig = (text) => text.replace(/"#big:(-?\d+)"/g, '$1')
+
+async function losslessFetch(input, init) {
+  if (typeof init?.body === 'string') init = { ...init, body: restoreBig(init.body) }
+  const response = await fetch(input, init)
+  const text = await response.text()
+  return new Response(text === '' ? null : protectBig(text), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  })
+}
 
 async function retryingFetch(input, init) {
   const method = (init?.method ?? 'GET').toUpperCase()
@@ -30,7 +51,7 @@ async function retryingFetch(input, init) {
   }
   for (let attempt = 0; ; attempt++) {
     seen.attempts++
-    const response = await fetch(input, init)
+    const response = await losslessFetch(input, init)
     seen.statuses.push(response.status)
     const region = response.headers.get('x-icewarden-region')
     if (region) seen.regions.push(region)
@@ -50,7 +71,10 @@ const table = () => ({ namespace: args[0].split('.'), name: args[1] })
 
 function append(metadata, id) {
   const current = metadata['current-snapshot-id']
-  const parent = current === undefined || current === null || current < 0 ? null : current
+  const parent =
+    current === undefined || current === null || (typeof current === 'number' && current < 0)
+      ? null
+      : current
   const snapshot = {
     'snapshot-id': id,
     'sequence-number': (metadata['last-sequence-number'] ?? 0) + 1,
@@ -103,9 +127,19 @@ async function run() {
       }
     }
     case 'append': {
-      const m = await catalog.loadTable(table())
-      await catalog.updateTable(table(), append(m, Number(args[2])))
-      return { appended: Number(args[2]) }
+      // As engines do (Iceberg's commit.retry.num-retries, default 4): a requirement that failed
+      // because another writer committed first is retried on freshly loaded metadata. Any other
+      // refusal, the gateway's OwnedByAnotherRegion included, ends the append.
+      for (let attempt = 0; ; attempt++) {
+        const m = await catalog.loadTable(table())
+        try {
+          await catalog.updateTable(table(), append(m, Number(args[2])))
+          return { appended: Number(args[2]), conflicts: attempt }
+        } catch (e) {
+          const conflict = e instanceof IcebergError && e.icebergType === 'CommitFailedException'
+          if (!conflict || attempt >= 4) throw e
+        }
+      }
     }
     default:
       throw new Error(`unknown command ${command}`)
@@ -117,6 +151,7 @@ try {
   console.log(JSON.stringify({ ok: true, result, ...seen }))
 } catch (e) {
   const status = e instanceof IcebergError ? e.status : 0
-  console.log(JSON.stringify({ ok: false, status, error: String(e?.message ?? e), ...seen }))
+  const type = e instanceof IcebergError ? e.icebergType : undefined
+  console.log(JSON.stringify({ ok: false, status, type, error: String(e?.message ?? e), ...seen }))
   process.exitCode = 1
 }

@@ -67,7 +67,7 @@ colour: blue
 )")),
               ElementsAre("c.yaml:3:1: colour: unknown key; allowed keys are 'api', 'state', "
                           "'regions', 'ownership', 'policies', 'failovers', 'webhooks', 'alerts', "
-                          "'drills'"));
+                          "'drills', 'gateways'"));
 }
 
 TEST(ConfigErrorsTest, WrongTypeNamesTheKeyAndTheExpectedType) {
