@@ -285,16 +285,18 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   // Alertmanager, with old_region_unreachable evidence after 10 s of silence.
   EXPECT_EQ(c.policies.unreachable_for, std::chrono::seconds(10));
   // And switchovers (failbacks) both ways through examples/runbooks/switchover.yaml, and the
-  // one the replication-stopped drill rehearses, gated on verify.replica_caught_up too.
-  ASSERT_EQ(c.failovers.size(), 5u);
+  // one the replication-stopped drill rehearses, gated on verify.replica_caught_up too; and the
+  // failover that closes the catalog gateways first.
+  ASSERT_EQ(c.failovers.size(), 6u);
   std::set<std::pair<std::string, std::string>> directions, switchovers;
   for (const auto& route : c.failovers) {
     (route.kind == "switchover" ? switchovers : directions).insert({route.from, route.to});
     EXPECT_EQ(route.scope, "*");
     const std::string runbook =
-        route.name.starts_with("checked-") ? "examples/runbooks/checked-switchover.yaml"
-        : route.kind == "switchover"       ? "examples/runbooks/switchover.yaml"
-                                           : "examples/runbooks/lab-failover.yaml";
+        route.name.starts_with("checked-")   ? "examples/runbooks/checked-switchover.yaml"
+        : route.name.starts_with("gateway-") ? "examples/runbooks/gateway-failover.yaml"
+        : route.kind == "switchover"         ? "examples/runbooks/switchover.yaml"
+                                             : "examples/runbooks/lab-failover.yaml";
     EXPECT_EQ(std::filesystem::path(route.runbook).lexically_normal(),
               (std::filesystem::path(testing::SourceDir()) / runbook).lexically_normal());
     EXPECT_TRUE(std::filesystem::exists(route.runbook)) << route.runbook;
@@ -306,6 +308,12 @@ TEST(ExamplesTest, LocalLabConfigDescribesTheLab) {
   EXPECT_EQ(directions, (std::set<std::pair<std::string, std::string>>{
                             {"us-east-1", "eu-central-1"}, {"eu-central-1", "us-east-1"}}));
   EXPECT_EQ(switchovers, directions);
+  // A catalog gateway per region, on fixed ports gateway.fence can reach.
+  ASSERT_EQ(c.gateways.size(), 2u);
+  EXPECT_EQ(c.gateways[0].region, "us-east-1");
+  EXPECT_EQ(c.gateways[0].listen, "127.0.0.1:18281");
+  EXPECT_EQ(c.gateways[1].region, "eu-central-1");
+  EXPECT_EQ(c.gateways[1].listen, "127.0.0.1:18282");
   ASSERT_EQ(c.alerts.size(), 1u);
   EXPECT_EQ(c.alerts[0].action, "alert.alertmanager");
   // docs/webhooks.md's commands run against the lab: its receiver, its signed endpoint `ci`,
