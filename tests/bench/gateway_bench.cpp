@@ -196,14 +196,20 @@ int Run(const Options& o) {
   std::unique_ptr<StateStore> store = std::move(opened).value();
   std::vector<TableIdent> tables;
   std::vector<OwnershipChange> claims;
-  for (const json& t : lab.State()["tables"]) {
-    auto ident = TableIdent::Parse(t["table"].get<std::string>());
-    if (!ident || ident->namespace_levels.size() != 1) continue;
-    claims.push_back({*ident, 0, "us-east-1", ""});
-    if (ident->name.rfind("seed_", 0) == 0) {
-      tables.push_back(*ident);
+  {
+    auto c = Client(lab.region_url("us-east-1"));
+    for (const char* ns : {"sales", "clickstream", "eu"}) {
+      auto listed = c->Get(std::string("/v1/lab/namespaces/") + ns + "/tables?pageSize=100000");
+      if (!listed || listed->status != 200) return std::fprintf(stderr, "cannot list %s\n", ns), 1;
+      const json page = json::parse(listed->body);
+      for (const json& id : page["identifiers"]) {
+        TableIdent ident{{ns}, id["name"].get<std::string>()};
+        claims.push_back({ident, 0, "us-east-1", ""});
+        if (ident.name.rfind("seed_", 0) == 0) tables.push_back(ident);
+      }
     }
   }
+  if (tables.empty()) return std::fprintf(stderr, "the lab seeded no tables\n"), 1;
   for (std::size_t i = 0; i < claims.size(); i += 500) {
     std::span<const OwnershipChange> batch(claims.data() + i, std::min<std::size_t>(500, claims.size() - i));
     if (!store->CompareAndSetOwnership(batch, Why("ownership.claim")).ok()) return 1;
