@@ -52,7 +52,8 @@ LabStatus Lab::Start() {
   if (!names.count(default_owner)) return LabStatus::Error("unknown region: " + default_owner);
   for (const auto& [region, url] : options_.workload_gateways) {
     if (!names.count(region)) {
-      return LabStatus::Error("--workload-via " + region + "=" + url + ": unknown region " + region);
+      return LabStatus::Error("--workload-via " + region + "=" + url + ": unknown region " +
+                              region);
     }
   }
   ownership_ = std::make_unique<Ownership>(names, default_owner);

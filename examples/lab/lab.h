@@ -16,10 +16,10 @@
 
 #include <httplib.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>

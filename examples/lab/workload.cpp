@@ -234,8 +234,8 @@ bool Workload::AppendThroughGateway(LabRegion* region, const std::string& gatewa
     return false;
   }
   const json metadata = json::parse(loaded->body)["metadata"];
-  auto answer = client.Post(path, AppendCommit(metadata, region->name, now_ms_()).dump(),
-                            "application/json");
+  auto answer =
+      client.Post(path, AppendCommit(metadata, region->name, now_ms_()).dump(), "application/json");
   if (!answer) {
     ++unanswered_;
     return false;

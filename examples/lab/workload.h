@@ -59,7 +59,8 @@ class Workload {
   // `rogue`: the region does not own the table. True when the commit succeeded.
   bool Append(LabRegion* region, const TableIdent& table, bool rogue);
   bool AppendThroughGateway(LabRegion* region, const std::string& gateway, const TableIdent& table);
-  void Record(const TableIdent& table, const std::string& region, bool rogue, const json& committed);
+  void Record(const TableIdent& table, const std::string& region, bool rogue,
+              const json& committed);
   void Loop();
 
   const std::vector<LabRegion*> regions_;

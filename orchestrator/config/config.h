@@ -249,9 +249,9 @@ struct GatewayConfig {
   // The base URI the config endpoint's overrides.uri sends engines back to. Default:
   // http://<listen> (with an ephemeral port, the port actually bound).
   std::string advertise;
-  int threads = 32;                           // requests in progress at once
-  std::size_t max_body_bytes = 8u << 20;      // larger request bodies are answered 413
-  int queue_per_table = 16;                   // commits waiting for one table; more: 503
+  int threads = 32;                                  // requests in progress at once
+  std::size_t max_body_bytes = 8u << 20;             // larger request bodies are answered 413
+  int queue_per_table = 16;                          // commits waiting for one table; more: 503
   std::chrono::milliseconds forward_timeout{30000};  // one request to a region's catalog
   std::chrono::milliseconds store_poll{20};          // how often the store is checked for changes
   int line = 0, column = 0;

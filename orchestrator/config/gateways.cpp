@@ -40,9 +40,8 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
   auto items = value.List();
   if (!items) return gateways;
   for (const auto& item : *items) {
-    auto map = item.Map({"name", "listen", "region", "forward_to", "prefix", "advertise",
-                         "threads", "max_body_bytes", "queue_per_table", "forward_timeout",
-                         "store_poll"});
+    auto map = item.Map({"name", "listen", "region", "forward_to", "prefix", "advertise", "threads",
+                         "max_body_bytes", "queue_per_table", "forward_timeout", "store_poll"});
     if (!map) continue;
     GatewayConfig gateway;
     gateway.line = static_cast<int>(item.mark().line) + 1;
@@ -69,7 +68,8 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
     }
     if (auto v = map->Get("forward_to")) {
       if (auto list = v->List()) {
-        if (list->empty()) v->Error("must name at least one region (leave it out for every region)");
+        if (list->empty())
+          v->Error("must name at least one region (leave it out for every region)");
         for (const auto& entry : *list) {
           auto s = entry.String();
           if (!s) continue;

@@ -10,7 +10,9 @@ namespace {
 using json = nlohmann::json;
 
 RouteError Bad(std::string message) { return {400, "BadRequestException", std::move(message), ""}; }
-RouteError NoRoute(std::string message) { return {404, "NoSuchRouteException", std::move(message), ""}; }
+RouteError NoRoute(std::string message) {
+  return {404, "NoSuchRouteException", std::move(message), ""};
+}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -149,9 +151,7 @@ const char* RouteKindName(RouteKind kind) {
   return "unknown";
 }
 
-bool IsWrite(RouteKind kind) {
-  return kind == RouteKind::kNamespaceWrite || IsTableWrite(kind);
-}
+bool IsWrite(RouteKind kind) { return kind == RouteKind::kNamespaceWrite || IsTableWrite(kind); }
 
 bool IsTableWrite(RouteKind kind) {
   switch (kind) {
@@ -215,7 +215,8 @@ std::variant<CatalogRoute, RouteError> ClassifyRequest(const RouteRequest& reque
   if (seg.raw.front() != prefix) {
     return RouteError{404, "NoSuchWarehouseException",
                       "this gateway serves the catalog prefix '" + std::string(prefix) +
-                          "', not '" + seg.decoded.front() + "': get the prefix from GET /v1/config",
+                          "', not '" + seg.decoded.front() +
+                          "': get the prefix from GET /v1/config",
                       ""};
   }
   route.rest = std::string(path.substr(4 + seg.raw.front().size()));
@@ -308,13 +309,15 @@ std::variant<CatalogRoute, RouteError> ClassifyRequest(const RouteRequest& reque
   if (n == 2) {
     if (m == "GET") return read("loadNamespaceMetadata");
     if (m == "HEAD") return read("namespaceExists");
-    if (m != "DELETE") return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}", "GET, HEAD, DELETE");
+    if (m != "DELETE")
+      return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}", "GET, HEAD, DELETE");
     route.kind = RouteKind::kNamespaceWrite;
     route.operation = "dropNamespace";
     return route;
   }
   if (n == 3 && s[2] == "properties") {
-    if (m != "POST") return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}/properties", "POST");
+    if (m != "POST")
+      return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}/properties", "POST");
     route.kind = RouteKind::kNamespaceWrite;
     route.operation = "updateProperties";
     return route;
@@ -341,7 +344,8 @@ std::variant<CatalogRoute, RouteError> ClassifyRequest(const RouteRequest& reque
   }
   if (n == 3 && s[2] == "views") {
     if (m == "GET") return read("listViews");
-    if (m != "POST") return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}/views", "GET, POST");
+    if (m != "POST")
+      return WrongMethod(m, "/v1/{prefix}/namespaces/{namespace}/views", "GET, POST");
     route.kind = RouteKind::kNamespaceWrite;
     route.operation = "createView";
     return route;
@@ -386,7 +390,8 @@ std::variant<CatalogRoute, RouteError> ClassifyRequest(const RouteRequest& reque
     if (n == 5 && (sub == "metrics" || sub == "plan" || sub == "tasks")) {
       if (m != "POST") return WrongMethod(m, ".../tables/{table}/" + sub, "POST");
       return read(sub == "metrics" ? "reportMetrics"
-                                   : sub == "plan" ? "planTableScan" : "fetchScanTasks");
+                  : sub == "plan"  ? "planTableScan"
+                                   : "fetchScanTasks");
     }
     if (n == 6 && sub == "plan") {
       if (auto e = CheckName("plan id", s[5])) return *e;

@@ -8,10 +8,10 @@ namespace icewarden {
 
 struct CommitQueue::Lane {
   std::string key;
-  std::uint64_t next_ticket = 0;  // handed to the next arrival
-  std::uint64_t serving = 0;      // whose turn it is
+  std::uint64_t next_ticket = 0;      // handed to the next arrival
+  std::uint64_t serving = 0;          // whose turn it is
   std::set<std::uint64_t> abandoned;  // tickets whose writer gave up waiting
-  int users = 0;                  // holding or waiting
+  int users = 0;                      // holding or waiting
   std::condition_variable turn;
 };
 
@@ -90,7 +90,8 @@ CommitQueue::Turn CommitQueue::Enter(const std::vector<TableIdent>& tables,
     const std::uint64_t ticket = lane->next_ticket++;
     ++lane->users;
     ++waiting_;
-    const bool mine = lane->turn.wait_until(lock, deadline, [&] { return lane->serving == ticket; });
+    const bool mine =
+        lane->turn.wait_until(lock, deadline, [&] { return lane->serving == ticket; });
     --waiting_;
     if (!mine) {
       // Giving the place up: when the turn comes, it passes on at once.

@@ -52,9 +52,9 @@ bool WritesToOldOwner(const Failover& f, const TableRecord& table) {
 const Failover* ClosingFailover(const TableRecord& table, const std::vector<Failover>& active) {
   for (const Failover& f : active) {
     if (!PhaseCloses(f.phase) || !InScope(f, table)) continue;
-    const bool reopened = table.row && table.row->failover_id == f.id && table.owner() == f.to &&
-                          (f.phase == FailoverPhase::kPromoting ||
-                           f.phase == FailoverPhase::kVerifying);
+    const bool reopened =
+        table.row && table.row->failover_id == f.id && table.owner() == f.to &&
+        (f.phase == FailoverPhase::kPromoting || f.phase == FailoverPhase::kVerifying);
     if (!reopened) return &f;
   }
   return nullptr;
@@ -76,8 +76,7 @@ WriteVerdict DecideWrite(const std::vector<TableRecord>& tables, const StoreSnap
       v.refusal = "spans_owners";
       v.reason = "the request writes tables of two regions, which cannot commit together: " +
                  Dotted(tables.front().table) + " is written in " + tables.front().owner() +
-                 " and " + Dotted(t.table) + " in " + t.owner() +
-                 "; commit them separately";
+                 " and " + Dotted(t.table) + " in " + t.owner() + "; commit them separately";
       v.table = t.table;
       return v;
     }
@@ -88,9 +87,8 @@ WriteVerdict DecideWrite(const std::vector<TableRecord>& tables, const StoreSnap
       v.failover_id = f->id;
       v.table = t.table;
       v.reason = "table " + Dotted(t.table) + " is closed to writes while " +
-                 std::string(FailoverKindName(f->kind)) + " " +
-                 f->id + " moves it from " + f->from + " to " + f->to + " (" +
-                 FailoverPhaseName(f->phase) + "); retry shortly";
+                 std::string(FailoverKindName(f->kind)) + " " + f->id + " moves it from " +
+                 f->from + " to " + f->to + " (" + FailoverPhaseName(f->phase) + "); retry shortly";
       return v;
     }
   }

@@ -35,10 +35,10 @@ struct TableRecord {
 // What the gateway last read of the store, apart from ownership (read per write).
 struct StoreSnapshot {
   bool readable = false;
-  std::string error;              // why not, when !readable
-  std::vector<Region> regions;    // fenced overlays
-  std::vector<Failover> active;   // failovers not ended, oldest first
-  std::int64_t refreshes = 0;     // how many reads made this snapshot (for closure confirmations)
+  std::string error;             // why not, when !readable
+  std::vector<Region> regions;   // fenced overlays
+  std::vector<Failover> active;  // failovers not ended, oldest first
+  std::int64_t refreshes = 0;    // how many reads made this snapshot (for closure confirmations)
 };
 
 struct WriteVerdict {

@@ -52,6 +52,7 @@ std::vector<GatewayEndpoint> GatewayEndpoints(const Config& config);
 // The gateway.fence action kind over these gateways (gateway_fence.cpp), registered next to the
 // built-in kinds by whoever holds the config; nullopt where no config is known (`runbook
 // validate FILE`): its params are checked for shape only, and it cannot run.
-std::unique_ptr<Action> MakeGatewayFenceAction(std::optional<std::vector<GatewayEndpoint>> gateways);
+std::unique_ptr<Action> MakeGatewayFenceAction(
+    std::optional<std::vector<GatewayEndpoint>> gateways);
 
 }  // namespace icewarden

@@ -37,13 +37,15 @@ struct FenceSpec {
 class GatewayFenceAction final : public ParsedAction<FenceSpec> {
  public:
   explicit GatewayFenceAction(std::optional<std::vector<GatewayEndpoint>> gateways)
-      : known_(gateways.has_value()), gateways_(gateways.value_or(std::vector<GatewayEndpoint>{})) {}
+      : known_(gateways.has_value()),
+        gateways_(gateways.value_or(std::vector<GatewayEndpoint>{})) {}
 
   std::string_view kind() const override { return "gateway.fence"; }
   bool idempotent() const override { return true; }
 
  protected:
-  std::optional<FenceSpec> Read(const json& params, std::vector<ParamError>& errors) const override {
+  std::optional<FenceSpec> Read(const json& params,
+                                std::vector<ParamError>& errors) const override {
     ParamReader r(&errors);
     if (!r.RequireObject(params, "")) return std::nullopt;
     r.RejectUnknown(params, "", {"gateways", "poll_interval"});
@@ -93,8 +95,9 @@ class GatewayFenceAction final : public ParsedAction<FenceSpec> {
     if (!known_) return "close the scope to writes at the config's gateways and wait for each";
     std::string names;
     for (const auto& g : spec.gateways) names += (names.empty() ? "" : ", ") + g.name;
-    return "close the scope to writes at gateway" + std::string(spec.gateways.size() > 1 ? "s " : " ") +
-           names + " and wait until each confirms that no write to the old owner is in flight";
+    return "close the scope to writes at gateway" +
+           std::string(spec.gateways.size() > 1 ? "s " : " ") + names +
+           " and wait until each confirms that no write to the old owner is in flight";
   }
 
   ActionResult RunSpec(const FenceSpec& spec, const ActionContext& ctx) override {
@@ -169,8 +172,7 @@ class GatewayFenceAction final : public ParsedAction<FenceSpec> {
       if (ctx.expired() || std::chrono::steady_clock::now() + spec.poll_interval > ctx.deadline) {
         std::string why;
         for (const auto& w : waiting) why += (why.empty() ? "" : "; ") + w;
-        return ActionResult::Failed("not every gateway confirmed the closure: " + why,
-                                    detail_json);
+        return ActionResult::Failed("not every gateway confirmed the closure: " + why, detail_json);
       }
       std::this_thread::sleep_for(spec.poll_interval);
     }

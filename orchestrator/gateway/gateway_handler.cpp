@@ -42,9 +42,10 @@ ApiResponse RetryLater(const std::string& message) {
 // iceberg-js) sends `gzip, deflate` on every request, and a catalog that honours it would
 // hand the gateway a body it cannot read.
 bool HopByHop(const std::string& lower) {
-  static const char* const kNames[] = {
-      "connection", "keep-alive",     "proxy-connection", "te",   "trailer", "transfer-encoding",
-      "upgrade",    "content-length", "host",             "server", "date",  "accept-encoding"};
+  static const char* const kNames[] = {"connection", "keep-alive",     "proxy-connection",
+                                       "te",         "trailer",        "transfer-encoding",
+                                       "upgrade",    "content-length", "host",
+                                       "server",     "date",           "accept-encoding"};
   return std::any_of(std::begin(kNames), std::end(kNames),
                      [&](const char* n) { return lower == n; });
 }
@@ -106,9 +107,9 @@ ApiResponse ExchangeFailed(const Status& error, bool write, const std::string& r
 }  // namespace
 
 GatewayHandler::GatewayHandler(const Config& config, const GatewayConfig& gateway,
-                               std::string advertise, StateStore& store,
-                               RegionCatalogs& catalogs, WriteAdmission& admission,
-                               CommitQueue& queue, GatewayMetrics& metrics)
+                               std::string advertise, StateStore& store, RegionCatalogs& catalogs,
+                               WriteAdmission& admission, CommitQueue& queue,
+                               GatewayMetrics& metrics)
     : config_(config),
       gateway_(gateway),
       advertise_(std::move(advertise)),
@@ -120,8 +121,8 @@ GatewayHandler::GatewayHandler(const Config& config, const GatewayConfig& gatewa
 
 ApiResponse GatewayHandler::Handle(const ApiRequest& request) {
   if (request.target.rfind("/v1/", 0) != 0) return Admin(request);
-  auto classified = ClassifyRequest({request.method, request.target, request.body},
-                                    gateway_.prefix, "\x1F");
+  auto classified =
+      ClassifyRequest({request.method, request.target, request.body}, gateway_.prefix, "\x1F");
   if (auto* e = std::get_if<RouteError>(&classified)) {
     ApiResponse r = IcebergError(e->status, e->type, e->message);
     if (!e->allow.empty()) r.headers.emplace_back("Allow", e->allow);
@@ -222,8 +223,7 @@ ApiResponse GatewayHandler::ConfigEndpoint(const ApiRequest& request) {
     std::string url = "/v1/config";
     if (!warehouse.empty()) url += "?warehouse=" + warehouse;
     auto t0 = std::chrono::steady_clock::now();
-    auto answer =
-        catalogs_.SendToRoot(region, Outbound(request, url), gateway_.forward_timeout);
+    auto answer = catalogs_.SendToRoot(region, Outbound(request, url), gateway_.forward_timeout);
     metrics_.ObserveForward(region, false, std::chrono::steady_clock::now() - t0);
     if (!answer.ok()) {
       last = answer.status();
@@ -233,8 +233,9 @@ ApiResponse GatewayHandler::ConfigEndpoint(const ApiRequest& request) {
     json config = json::parse(answer->body, nullptr, false);
     if (!config.is_object()) {
       return IcebergError(502, "BadGatewayException",
-                          "region " + region + "'s catalog answered GET /v1/config with a body "
-                                               "that is not a JSON object");
+                          "region " + region +
+                              "'s catalog answered GET /v1/config with a body "
+                              "that is not a JSON object");
     }
     // Engines come back here, under this gateway's prefix, whatever the region calls itself.
     if (!config.contains("overrides") || !config["overrides"].is_object()) {

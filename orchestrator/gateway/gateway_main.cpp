@@ -61,8 +61,8 @@ ApiResponse SpecError(int status, std::string_view, const std::string& message) 
                      : status == 503 ? "ServiceUnavailableException"
                      : status >= 500 ? "InternalServerError"
                                      : "BadRequestException";
-  r.body = nlohmann::json{{"error", {{"message", message}, {"type", type}, {"code", status}}}}
-               .dump();
+  r.body =
+      nlohmann::json{{"error", {{"message", message}, {"type", type}, {"code", status}}}}.dump();
   if (status == 503) r.headers.emplace_back("Retry-After", "1");
   return r;
 }
@@ -131,7 +131,8 @@ int CmdGateway(const GatewayCommandOptions& options) {
   GatewayMetrics metrics;
 
   std::unique_ptr<GatewayHandler> handler;
-  HttpServer server(*http, [&handler](const ApiRequest& request) { return handler->Handle(request); });
+  HttpServer server(*http,
+                    [&handler](const ApiRequest& request) { return handler->Handle(request); });
   if (Status s = server.Listen(); !s.ok()) {
     std::cerr << "icewarden gateway: cannot listen on " << gateway.listen << ": " << s.message()
               << '\n';

@@ -83,8 +83,7 @@ std::string GatewayMetrics::Render(const Gauges& gauges) const {
         << h.count << "\n";
     out << "icewarden_gateway_forward_duration_seconds_sum{" << labels << "} " << Number(h.sum)
         << "\n";
-    out << "icewarden_gateway_forward_duration_seconds_count{" << labels << "} " << h.count
-        << "\n";
+    out << "icewarden_gateway_forward_duration_seconds_count{" << labels << "} " << h.count << "\n";
   }
   out << "# HELP icewarden_gateway_commits_queued Writes waiting for their table's turn.\n"
          "# TYPE icewarden_gateway_commits_queued gauge\n"

@@ -25,9 +25,8 @@ namespace icewarden {
 
 class GatewayMetrics {
  public:
-  static constexpr std::array<double, 14> kBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025,
-                                                      0.05,   0.1,   0.25,  0.5,   1.0,  2.5,
-                                                      5.0,    10.0};
+  static constexpr std::array<double, 14> kBuckets = {
+      0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
 
   void CountRequest(const std::string& route, int code, const std::string& region);
   void CountRefusal(const std::string& reason);

@@ -29,8 +29,8 @@ struct RegionCatalogs::Region {
   std::unique_ptr<CatalogClient> client;
   std::thread thread;
 
-  std::mutex mu;      // guards base and prefix
-  std::string base;   // where /v1/{prefix} requests go (catalog_uri, or the config's uri)
+  std::mutex mu;     // guards base and prefix
+  std::string base;  // where /v1/{prefix} requests go (catalog_uri, or the config's uri)
   std::string prefix;
   bool known = false;
 };
@@ -96,14 +96,14 @@ Status RegionCatalogs::EnsureConfig(Region& r) {
     std::lock_guard lock(r.mu);
     if (r.known) return Status::Ok();
   }
-  auto config = OnThread<Result<CatalogConfig>>(
-      r.io, r.options.default_deadline + 1s, [&r](auto done) { r.client->GetConfig(done); });
+  auto config = OnThread<Result<CatalogConfig>>(r.io, r.options.default_deadline + 1s,
+                                                [&r](auto done) { r.client->GetConfig(done); });
   if (!config) {
     return Status::Unavailable("region " + r.name + ": GET /v1/config did not finish in time");
   }
   if (!config->ok()) {
-    return config->status().WithMessage("region " + r.name + ": cannot read its catalog config: " +
-                                        config->status().message());
+    return config->status().WithMessage(
+        "region " + r.name + ": cannot read its catalog config: " + config->status().message());
   }
   std::lock_guard lock(r.mu);
   const auto& props = (*config)->properties;

@@ -86,8 +86,7 @@ WriteAdmission::Closure WriteAdmission::ClosureOf(const std::string& failover_id
   return c;
 }
 
-StoreWatch::StoreWatch(StateStore& store, WriteAdmission& admission,
-                       std::chrono::milliseconds poll)
+StoreWatch::StoreWatch(StateStore& store, WriteAdmission& admission, std::chrono::milliseconds poll)
     : store_(store), admission_(admission), poll_(poll) {}
 
 StoreWatch::~StoreWatch() { Stop(); }
@@ -122,8 +121,8 @@ void StoreWatch::PollOnce() {
   StoreSnapshot next;
   next.refreshes = ++refreshes_;
   auto regions = store_.ListRegions();
-  auto active = regions.ok() ? store_.ListActiveFailovers()
-                             : Result<std::vector<Failover>>(regions.status());
+  auto active =
+      regions.ok() ? store_.ListActiveFailovers() : Result<std::vector<Failover>>(regions.status());
   if (!regions.ok() || !active.ok()) {
     next.readable = false;
     next.error = regions.ok() ? active.status().message() : regions.status().message();

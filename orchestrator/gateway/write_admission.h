@@ -46,11 +46,11 @@ class WriteAdmission {
 
   struct Closure {
     bool store_readable = false;
-    bool seen = false;          // the snapshot holds the failover (active)
-    std::string phase;          // its phase as last read
-    bool closes = false;        // the phase closes its scope here
-    int in_flight = 0;          // writes let through to its old owner for its scope
-    bool confirmed = false;     // closes (or the store is unreadable, refusing all) and none in flight
+    bool seen = false;       // the snapshot holds the failover (active)
+    std::string phase;       // its phase as last read
+    bool closes = false;     // the phase closes its scope here
+    int in_flight = 0;       // writes let through to its old owner for its scope
+    bool confirmed = false;  // closes (or the store is unreadable, refusing all) and none in flight
     std::int64_t refreshes = 0;  // the snapshot's
   };
   Closure ClosureOf(const std::string& failover_id) const;

@@ -116,9 +116,10 @@ void Latency(const Options& o, const std::string& direct, const std::string& gat
   auto row = [](const char* what, const std::vector<double>& dv, const std::vector<double>& gv) {
     const double d50 = Percentile(dv, 0.5) * 1e3, d99 = Percentile(dv, 0.99) * 1e3;
     const double g50 = Percentile(gv, 0.5) * 1e3, g99 = Percentile(gv, 0.99) * 1e3;
-    std::printf("%-11s direct p50 %7.3f ms p99 %7.3f ms | gateway p50 %7.3f ms p99 %7.3f ms | "
-                "added p50 %+.3f ms p99 %+.3f ms (n=%zu/%zu)\n",
-                what, d50, d99, g50, g99, g50 - d50, g99 - d99, dv.size(), gv.size());
+    std::printf(
+        "%-11s direct p50 %7.3f ms p99 %7.3f ms | gateway p50 %7.3f ms p99 %7.3f ms | "
+        "added p50 %+.3f ms p99 %+.3f ms (n=%zu/%zu)\n",
+        what, d50, d99, g50, g99, g50 - d50, g99 - d99, dv.size(), gv.size());
   };
   std::printf("1. latency, %d rounds taking turns (sales.orders)\n", o.rounds);
   row("load table", load_d, load_g);
@@ -175,10 +176,11 @@ void Fences(const Options& o, StateStore& store, const std::string& gateway) {
     (void)store.UpdateFailover(ended, ended.version, Why("failover.abort"));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::printf("3. fence -> confirmed closed (store_poll %s), %zu fences: p50 %.1f ms p99 %.1f ms "
-              "max %.1f ms\n",
-              o.store_poll.c_str(), took.size(), Percentile(took, 0.5), Percentile(took, 0.99),
-              took.empty() ? 0.0 : *std::max_element(took.begin(), took.end()));
+  std::printf(
+      "3. fence -> confirmed closed (store_poll %s), %zu fences: p50 %.1f ms p99 %.1f ms "
+      "max %.1f ms\n",
+      o.store_poll.c_str(), took.size(), Percentile(took, 0.5), Percentile(took, 0.99),
+      took.empty() ? 0.0 : *std::max_element(took.begin(), took.end()));
 }
 
 int Run(const Options& o) {
@@ -211,13 +213,15 @@ int Run(const Options& o) {
   }
   if (tables.empty()) return std::fprintf(stderr, "the lab seeded no tables\n"), 1;
   for (std::size_t i = 0; i < claims.size(); i += 500) {
-    std::span<const OwnershipChange> batch(claims.data() + i, std::min<std::size_t>(500, claims.size() - i));
+    std::span<const OwnershipChange> batch(claims.data() + i,
+                                           std::min<std::size_t>(500, claims.size() - i));
     if (!store->CompareAndSetOwnership(batch, Why("ownership.claim")).ok()) return 1;
   }
   std::ofstream(dir + "/icewarden.yaml")
       << "state:\n  path: " << dir << "/icewarden.db\n"
       << "regions:\n"
-      << "  - {name: us-east-1, catalog_uri: " << lab.region_url("us-east-1") << ", warehouse: lab}\n"
+      << "  - {name: us-east-1, catalog_uri: " << lab.region_url("us-east-1")
+      << ", warehouse: lab}\n"
       << "  - {name: eu-central-1, catalog_uri: " << lab.region_url("eu-central-1")
       << ", warehouse: lab}\n"
       << "ownership:\n  default_owner: us-east-1\n"
@@ -241,7 +245,8 @@ int Run(const Options& o) {
   std::vector<json> metadata;
   {
     auto c = Client(direct);
-    for (const auto& t : tables) metadata.push_back(json::parse(c->Get(TablePath(t))->body)["metadata"]);
+    for (const auto& t : tables)
+      metadata.push_back(json::parse(c->Get(TablePath(t))->body)["metadata"]);
   }
   std::printf("2. commits/s to %zu tables, %d writers, %d s phases\n", tables.size(), o.threads,
               o.seconds);
@@ -257,10 +262,12 @@ int Run(const Options& o) {
 
   std::vector<OwnershipChange> many;
   for (int i = 0; i < o.memory_tables; ++i) {
-    many.push_back({*icewarden::TableIdent::Parse("mem.t" + std::to_string(i)), 0, "us-east-1", ""});
+    many.push_back(
+        {*icewarden::TableIdent::Parse("mem.t" + std::to_string(i)), 0, "us-east-1", ""});
   }
   for (std::size_t i = 0; i < many.size(); i += 500) {
-    std::span<const OwnershipChange> batch(many.data() + i, std::min<std::size_t>(500, many.size() - i));
+    std::span<const OwnershipChange> batch(many.data() + i,
+                                           std::min<std::size_t>(500, many.size() - i));
     (void)store->CompareAndSetOwnership(batch, Why("ownership.claim"));
   }
   const long before = RssKib(gw.pid());
@@ -271,9 +278,10 @@ int Run(const Options& o) {
               R"({"requirements":[],"updates":[]})", "application/json");
     }
   }
-  std::printf("4. gateway RSS with %d more ownership rows: %.1f MiB before the writes, %.1f MiB "
-              "after writes to 2,000 of them\n",
-              o.memory_tables, before / 1024.0, RssKib(gw.pid()) / 1024.0);
+  std::printf(
+      "4. gateway RSS with %d more ownership rows: %.1f MiB before the writes, %.1f MiB "
+      "after writes to 2,000 of them\n",
+      o.memory_tables, before / 1024.0, RssKib(gw.pid()) / 1024.0);
   gw.Stop();
   lab.Stop();
   std::filesystem::remove_all(dir);
@@ -287,13 +295,20 @@ int main(int argc, char** argv) {
   icewarden::bench::Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--tables") o.tables = std::stoi(value);
-    else if (flag == "--rounds") o.rounds = std::stoi(value);
-    else if (flag == "--threads") o.threads = std::stoi(value);
-    else if (flag == "--seconds") o.seconds = std::stoi(value);
-    else if (flag == "--fences") o.fences = std::stoi(value);
-    else if (flag == "--memory-tables") o.memory_tables = std::stoi(value);
-    else if (flag == "--store-poll") o.store_poll = value;
+    if (flag == "--tables")
+      o.tables = std::stoi(value);
+    else if (flag == "--rounds")
+      o.rounds = std::stoi(value);
+    else if (flag == "--threads")
+      o.threads = std::stoi(value);
+    else if (flag == "--seconds")
+      o.seconds = std::stoi(value);
+    else if (flag == "--fences")
+      o.fences = std::stoi(value);
+    else if (flag == "--memory-tables")
+      o.memory_tables = std::stoi(value);
+    else if (flag == "--store-poll")
+      o.store_poll = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;

@@ -68,6 +68,7 @@
 #include "health/uuid_v7.h"
 #include "state/clock.h"
 #include "tests/conformance/requirement_check.h"
+#include "tests/fakes/free_port.h"
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_paths.h"
 
@@ -139,22 +140,7 @@ inline std::string FindOnPath(const std::string& name) {
 }
 
 // A port that was free a moment ago (bound to 0, read back, released).
-inline int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
+inline int FreePort() { return icewarden::testing::FreeLoopbackPort(); }
 
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

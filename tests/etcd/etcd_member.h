@@ -17,23 +17,14 @@
 #include <vector>
 
 #include "state/etcd_client.h"
+#include "tests/fakes/free_port.h"
 #include "tests/fakes/subprocess.h"
 #include "tests/fakes/test_pki.h"
 
 namespace icewarden::testing {
 
 // A port nobody listens on right now (the kernel's choice, then released).
-inline int FreePort() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
+inline int FreePort() { return FreeLoopbackPort(); }
 
 // The member's side of TLS to clients.
 struct EtcdMemberTls {

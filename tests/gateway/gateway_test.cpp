@@ -33,7 +33,8 @@ class GatewayTest : public LabTest {
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_ = std::move(store).value();
     // Every seeded table in both regions first, as replication leaves them.
-    for (auto [ns, t] : {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
+    for (auto [ns, t] :
+         {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
       ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
     }
     Claim("sales.orders", kUs);
@@ -107,8 +108,8 @@ class GatewayTest : public LabTest {
 
   // Starts `icewarden gateway --name NAME` and returns its base URL once it serves.
   std::string StartGateway(const std::string& name) {
-    gateways_.push_back(std::make_unique<Subprocess>(
-        std::vector<std::string>{IcewardenBinary(), "gateway", "--config", config_, "--name", name}));
+    gateways_.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
+        IcewardenBinary(), "gateway", "--config", config_, "--name", name}));
     auto line = gateways_.back()->ReadLine(15s);
     EXPECT_TRUE(line) << "the gateway printed nothing";
     if (!line) return "";
@@ -344,8 +345,9 @@ TEST_F(GatewayTest, AGatewayKilledMidCommitLeavesARetryWithTheSameKeyTheFirstAns
   const httplib::Headers key{{"Idempotency-Key", "0190b6e8-3c1e-7a3d-9b7e-5f0c2d4a8e11"}};
   ASSERT_TRUE(lab_->PatchFaults(kUs, {{"commit_latency_ms", 1500}}).ok());
   std::optional<httplib::Result> lost;
-  std::thread engine(
-      [&] { lost.emplace(To(gw)->Post(TablePath("sales", "orders"), key, body, "application/json")); });
+  std::thread engine([&] {
+    lost.emplace(To(gw)->Post(TablePath("sales", "orders"), key, body, "application/json"));
+  });
   const bool at_catalog = Eventually(
       [&] { return lab_->State()["regions"][kUs]["requests"]["commits_in_progress"] == 1; }, 5s);
   gateways_.back()->Signal(SIGKILL);

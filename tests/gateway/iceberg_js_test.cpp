@@ -78,7 +78,8 @@ class IcebergJsTest : public FailoverE2eTest {
     argv.insert(argv.end(), args.begin(), args.end());
     CommandResult r = RunCommand(argv, {{"RETRIES", "60"}}, 90s);
     const auto last = r.out.find_last_of('\n', r.out.size() >= 2 ? r.out.size() - 2 : 0);
-    json j = json::parse(last == std::string::npos ? r.out : r.out.substr(last + 1), nullptr, false);
+    json j =
+        json::parse(last == std::string::npos ? r.out : r.out.substr(last + 1), nullptr, false);
     if (!j.is_object()) ADD_FAILURE() << "client.mjs said: " << r.out << r.err;
     return j.is_object() ? j : json::object();
   }
@@ -118,7 +119,8 @@ TEST_F(IcebergJsTest, CreatesListsLoadsAndCommitsThroughTheGateway) {
   EXPECT_THAT(created["regions"], Contains(kLabUs)) << "sales.* is us-east-1's by the rules";
   json tables = Js(gw, {"tables", "sales"});
   ASSERT_TRUE(tables["ok"]) << tables.dump();
-  EXPECT_THAT(tables["result"]["identifiers"], Contains(json{{"namespace", {"sales"}}, {"name", "js_orders"}}));
+  EXPECT_THAT(tables["result"]["identifiers"],
+              Contains(json{{"namespace", {"sales"}}, {"name", "js_orders"}}));
 
   json appended = Js(gw, {"append", "sales", "js_orders", "7001"});
   ASSERT_TRUE(appended["ok"]) << appended.dump();
@@ -138,8 +140,8 @@ TEST_F(IcebergJsTest, AFailoverMovesTheClientsCommitsAndOneSentWhileFencingLands
   json before = Js(gw, {"append", "sales", "orders", "8001"});
   ASSERT_TRUE(before["ok"]) << before.dump();
   EXPECT_EQ(before["regions"].back(), kLabUs);
-  ASSERT_TRUE(Eventually([&] { return Count(History(kLabEu, "sales", "orders").first, 8001); },
-                         30s))
+  ASSERT_TRUE(
+      Eventually([&] { return Count(History(kLabEu, "sales", "orders").first, 8001); }, 30s))
       << "replicated to eu-central-1";
 
   const std::string id = ProposeUsToEu();
@@ -233,8 +235,9 @@ TEST_F(IcebergJsTest, TwoWritersThroughTwoGatewaysLandOnlyInTheOwner) {
   EXPECT_GE(ok, 5) << "the queue lets most through; a conflict fails one, not both";
   // The lab's workload wrote alongside through both gateways: its commits too are in the owner,
   // once each.
-  json log = stack_->LabAdmin("GET", "/lab/commits?table=sales.orders&since=" +
-                                         std::to_string(logged_before))
+  json log = stack_
+                 ->LabAdmin("GET", "/lab/commits?table=sales.orders&since=" +
+                                       std::to_string(logged_before))
                  .body;
   int workload = 0;
   for (const json& c : log["commits"]) {

@@ -123,10 +123,12 @@ TEST(CatalogRouteTest, NamesThatCouldMeanAnotherPathAreRefused) {
   }
   // A body that names a table the path could not.
   EXPECT_EQ(Error("POST", "/v1/lab/namespaces/sales/tables", R"({"name":"../x"})").status, 400);
-  EXPECT_EQ(Error("POST", "/v1/lab/tables/rename",
-                  R"({"source":{"namespace":["a"],"name":"t"},"destination":{"namespace":["a/b"],"name":"u"}})")
-                .status,
-            400);
+  EXPECT_EQ(
+      Error(
+          "POST", "/v1/lab/tables/rename",
+          R"({"source":{"namespace":["a"],"name":"t"},"destination":{"namespace":["a/b"],"name":"u"}})")
+          .status,
+      400);
 }
 
 TEST(CatalogRouteTest, MalformedBodiesOfWritesThatNameTablesAreRefused) {
@@ -134,14 +136,15 @@ TEST(CatalogRouteTest, MalformedBodiesOfWritesThatNameTablesAreRefused) {
   EXPECT_EQ(Error("POST", "/v1/lab/namespaces/sales/tables", "[]").status, 400);
   EXPECT_EQ(Error("POST", "/v1/lab/namespaces/sales/tables", R"({"name":7})").status, 400);
   EXPECT_EQ(Error("POST", "/v1/lab/transactions/commit", R"({"table-changes":[]})").status, 400);
-  EXPECT_EQ(Error("POST", "/v1/lab/transactions/commit", R"({"table-changes":[{"updates":[]}]})")
-                .status,
-            400);
+  EXPECT_EQ(
+      Error("POST", "/v1/lab/transactions/commit", R"({"table-changes":[{"updates":[]}]})").status,
+      400);
   EXPECT_EQ(Error("POST", "/v1/lab/tables/rename", R"({"source":{}})").status, 400);
 }
 
 TEST(CatalogRouteTest, PercentDecodeNeedsTwoHexDigits) {
-  EXPECT_EQ(PercentDecode("a%1Fb%41"), std::string("a\x1F" "bA"));
+  EXPECT_EQ(PercentDecode("a%1Fb%41"), std::string("a\x1F"
+                                                   "bA"));
   EXPECT_FALSE(PercentDecode("a%1"));
   EXPECT_FALSE(PercentDecode("a%"));
   EXPECT_FALSE(PercentDecode("%g1"));

@@ -102,9 +102,8 @@ TEST(CommitQueueTest, WritesOfSeveralTablesTakeTurnsInOneOrderAndDoNotDeadlock) 
       for (int k = 0; k < 50; ++k) {
         CommitQueue::Refusal r;
         // Half name the tables one way round, half the other.
-        auto turn = queue.Enter(i % 2 ? std::vector{kOrders, kEvents}
-                                      : std::vector{kEvents, kOrders},
-                                5s, &r);
+        auto turn = queue.Enter(
+            i % 2 ? std::vector{kOrders, kEvents} : std::vector{kEvents, kOrders}, 5s, &r);
         ASSERT_EQ(r, CommitQueue::Refusal::kNone);
       }
       ++done;

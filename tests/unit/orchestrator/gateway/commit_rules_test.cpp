@@ -83,8 +83,8 @@ TEST(CommitRulesTest, AFencedOwnerTakesNoWrites) {
 }
 
 TEST(CommitRulesTest, TablesOfTwoOwnersCannotCommitTogether) {
-  auto v = DecideWrite({Owned("a.t", "us-east-1", 1), Owned("eu.u", "eu-central-1", 2)}, Store(),
-                       kBoth);
+  auto v =
+      DecideWrite({Owned("a.t", "us-east-1", 1), Owned("eu.u", "eu-central-1", 2)}, Store(), kBoth);
   EXPECT_EQ(v.kind, WriteVerdict::Kind::kSpansOwners);
   EXPECT_NE(v.reason.find("a.t"), std::string::npos);
   EXPECT_NE(v.reason.find("eu.u"), std::string::npos);
@@ -126,17 +126,16 @@ TEST(CommitRulesTest, AMovedTableReopensAtTheNewOwnerWhileTheFailoverPromotesAnd
     EXPECT_EQ(v.epochs.at(0).second, 2);
   }
   // Compensating may move it back: closed until a person or the run decides.
-  auto v = DecideWrite({moved}, Store({Moving("fo-1", FailoverPhase::kCompensating,
-                                              "owner:us-east-1")}),
-                       kBoth);
+  auto v = DecideWrite(
+      {moved}, Store({Moving("fo-1", FailoverPhase::kCompensating, "owner:us-east-1")}), kBoth);
   EXPECT_EQ(v.kind, WriteVerdict::Kind::kRetryLater);
 }
 
 TEST(CommitRulesTest, AFailbackScopeClosesTheTablesTheEarlierFailoverMoved) {
   auto back = Moving("sw-2", FailoverPhase::kFencing, "failover:fo-1", "eu-central-1", "us-east-1");
-  EXPECT_EQ(DecideWrite({Owned("sales.orders", "eu-central-1", 2, "fo-1")}, Store({back}), kBoth)
-                .kind,
-            WriteVerdict::Kind::kRetryLater);
+  EXPECT_EQ(
+      DecideWrite({Owned("sales.orders", "eu-central-1", 2, "fo-1")}, Store({back}), kBoth).kind,
+      WriteVerdict::Kind::kRetryLater);
   EXPECT_EQ(DecideWrite({Owned("eu.native", "eu-central-1", 1)}, Store({back}), kBoth).kind,
             WriteVerdict::Kind::kForward);
 }
