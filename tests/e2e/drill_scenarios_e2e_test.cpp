@@ -98,14 +98,7 @@ TEST_F(SecondWriterDrillTest, TheSplitBrainWatchFiresAndTheReportShowsIt) {
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":true})")
           .status,
       200);
-  ASSERT_TRUE(Eventually(
-      [&] {
-        HttpReply regions = stack_->Api("GET", "/api/v1/regions", "", "viewer");
-        for (const json& r : regions.body.value("regions", json::array()))
-          if (r["name"] == kLabUs) return r.value("fenced", false);
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(Eventually([&] { return Fenced(kLabUs); }, 30s))
       << "the split-brain watch fences the second writer";
   ASSERT_EQ(
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":false})")

@@ -33,6 +33,14 @@ class FailoverE2eTest : public LabStackTest {
     }
   }
 
+  // Whether the region's `fenced` overlay is set, as the API says (the split-brain watch sets it).
+  bool Fenced(const std::string& region) {
+    HttpReply r = stack_->Api("GET", "/api/v1/regions", "", "viewer");
+    for (const json& x : r.body.value("regions", json::array()))
+      if (x["name"] == region) return x.value("fenced", false);
+    return false;
+  }
+
   std::string Health(const std::string& region) {
     HttpReply r = stack_->Api("GET", "/api/v1/regions", "", "viewer");
     if (r.status != 200) return "";

@@ -205,14 +205,7 @@ TEST_F(SwitchoverE2eTest, RogueWriterAfterAFailoverIsCaughtAndFailbackRefused) {
       stack_->LabAdmin("POST", "/lab/rogue-writer", R"({"region":"us-east-1","enabled":true})")
           .status,
       200);
-  ASSERT_TRUE(Eventually(
-      [&] {
-        HttpReply regions = stack_->Api("GET", "/api/v1/regions", "", "viewer");
-        for (const json& r : regions.body.value("regions", json::array()))
-          if (r["name"] == kLabUs) return r.value("fenced", false);
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(Eventually([&] { return Fenced(kLabUs); }, 30s))
       << "the split-brain watch fences the second writer\n"
       << stack_->Api("GET", "/api/v1/lag?region=us-east-1", "", "viewer").text << "\n"
       << std::ifstream(stack_->serve_log()).rdbuf();

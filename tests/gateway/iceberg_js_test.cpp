@@ -192,14 +192,7 @@ TEST_F(IcebergJsTest, AFailoverMovesTheClientsCommitsAndOneSentWhileFencingLands
   // The same writer straight at the old catalog commits there, and the watch catches it.
   json stale = Js(stack_->region_url(kLabUs), {"append", "sales", "orders", "8005"});
   ASSERT_TRUE(stale["ok"]) << stale.dump();
-  ASSERT_TRUE(Eventually(
-      [&] {
-        HttpReply regions = stack_->Api("GET", "/api/v1/regions", "", "viewer");
-        for (const json& r : regions.body.value("regions", json::array()))
-          if (r["name"] == kLabUs) return r.value("fenced", false);
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(Eventually([&] { return Fenced(kLabUs); }, 30s))
       << "the split-brain watch fences the second writer";
 }
 
