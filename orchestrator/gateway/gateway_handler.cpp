@@ -282,11 +282,9 @@ ApiResponse GatewayHandler::Read(const ApiRequest& request, const CatalogRoute& 
   return RetryLater("no region's catalog answered: " + last.message());
 }
 
-ApiResponse GatewayHandler::Refuse(const ApiRequest& request, const CatalogRoute& route,
-                                   const WriteVerdict& verdict) {
+ApiResponse GatewayHandler::Refuse(const ApiRequest& request, const WriteVerdict& verdict) {
   metrics_.CountRefusal(verdict.refusal);
   AuditRefusal(request, verdict);
-  (void)route;
   switch (verdict.kind) {
     case WriteVerdict::Kind::kOwnedElsewhere:
       return IcebergError(409,
@@ -367,14 +365,14 @@ ApiResponse GatewayHandler::Write(const ApiRequest& request, const CatalogRoute&
     v.table = route.tables.empty() ? TableIdent{route.namespace_levels, ""} : route.tables.front();
     v.reason = "the gateway cannot read the ownership record (" + s.message() +
                "), so it cannot tell which region may write; retry shortly";
-    return Refuse(request, route, v);
+    return Refuse(request, v);
   };
 
   auto records = read_records();
   if (!records.ok()) return unreadable(records.status());
   std::uint64_t ticket = 0;
   WriteVerdict verdict = admission_.Admit(*records, &ticket);
-  if (verdict.kind != WriteVerdict::Kind::kForward) return Refuse(request, route, verdict);
+  if (verdict.kind != WriteVerdict::Kind::kForward) return Refuse(request, verdict);
   struct ReleaseOnExit {
     WriteAdmission& admission;
     std::uint64_t ticket;
@@ -397,7 +395,7 @@ ApiResponse GatewayHandler::Write(const ApiRequest& request, const CatalogRoute&
     auto again = read_records();
     if (!again.ok()) return unreadable(again.status());
     WriteVerdict now = admission_.Recheck(ticket, *again);
-    if (now.kind != WriteVerdict::Kind::kForward) return Refuse(request, route, now);
+    if (now.kind != WriteVerdict::Kind::kForward) return Refuse(request, now);
     if (now.region != verdict.region || now.epochs != verdict.epochs) {
       WriteVerdict moved = now;
       moved.kind = WriteVerdict::Kind::kRetryLater;

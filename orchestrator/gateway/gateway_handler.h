@@ -49,8 +49,7 @@ class GatewayHandler {
   ApiResponse ConfigEndpoint(const ApiRequest& request);
   ApiResponse Read(const ApiRequest& request, const CatalogRoute& route);
   ApiResponse Write(const ApiRequest& request, const CatalogRoute& route);
-  ApiResponse Refuse(const ApiRequest& request, const CatalogRoute& route,
-                     const WriteVerdict& verdict);
+  ApiResponse Refuse(const ApiRequest& request, const WriteVerdict& verdict);
   // The regions a read may go to, in order: `first` (when set), the read region, then every
   // other forwardable region that is healthy.
   std::vector<std::string> ReadOrder(const std::string& first) const;
