@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "runbooks/executor_run.h"
@@ -10,9 +12,28 @@
 namespace icewarden {
 namespace {
 
-bool AcceptsEvidence(const FailoverPolicy& policy) {
-  return std::find(policy.accepted_fencing.begin(), policy.accepted_fencing.end(),
-                   FencingKind::kEvidenceSteps) != policy.accepted_fencing.end();
+bool Accepts(const FailoverPolicy& policy, FencingKind kind) {
+  return std::find(policy.accepted_fencing.begin(), policy.accepted_fencing.end(), kind) !=
+         policy.accepted_fencing.end();
+}
+
+bool Ran(const std::vector<StepRecord>& steps, std::string_view action) {
+  return std::any_of(steps.begin(), steps.end(),
+                     [&](const StepRecord& s) { return s.action == action; });
+}
+
+// Which evidence fence steps that all succeeded are, by what they were: a quiet window on the
+// old owner, else the gateways' closure; nullopt when policy accepts neither. The transitions
+// check the evidence itself (FailoverRunner::Apply); this only picks what to claim.
+std::optional<FencingKind> EvidenceOf(const FailoverPolicy& policy,
+                                      const std::vector<StepRecord>& fence) {
+  const bool steps = Accepts(policy, FencingKind::kEvidenceSteps);
+  const bool gateways = Accepts(policy, FencingKind::kGatewayClosed);
+  if (steps && Ran(fence, "fence.catalog_quiet")) return FencingKind::kEvidenceSteps;
+  if (gateways && Ran(fence, "gateway.fence")) return FencingKind::kGatewayClosed;
+  if (steps) return FencingKind::kEvidenceSteps;  // refused with what it lacks
+  if (gateways) return FencingKind::kGatewayClosed;
+  return std::nullopt;
 }
 
 std::string Plural(std::size_t n, const std::string& what) {
@@ -119,11 +140,10 @@ Result<ExecutionReport> RunbookExecutor::Drive(const std::string& failover_id,
         if (fence->kind == SectionOutcome::Kind::kFailed) return stop(waiting + fence->reason);
         if (!fence->all_succeeded)
           return stop(waiting + "not every fence step succeeded, so they are no evidence");
-        if (!AcceptsEvidence(options_.policy))
-          return stop(waiting + "policy does not accept fence steps as evidence");
-        Result<bool> ok =
-            move(FailoverEvent::kConfirmFencing, EvidenceSummary(run.SucceededSteps("fence")),
-                 FencingKind::kEvidenceSteps);
+        const std::vector<StepRecord> fenced = run.SucceededSteps("fence");
+        const std::optional<FencingKind> kind = EvidenceOf(options_.policy, fenced);
+        if (!kind) return stop(waiting + "policy does not accept fence steps as evidence");
+        Result<bool> ok = move(FailoverEvent::kConfirmFencing, EvidenceSummary(fenced), *kind);
         if (!ok.ok()) return ok.status();
         if (!*ok) return stop(run.refusal());
         break;

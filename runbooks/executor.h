@@ -5,7 +5,8 @@
 // without accepted evidence, needs_attention) or an end (completed, rolled_back, aborted):
 //
 //   approved   -> begin_fencing, run the fence steps; when every one succeeded and policy
-//                 accepts evidence, confirm fencing (kEvidenceSteps); otherwise stop and wait
+//                 accepts evidence, confirm fencing (kEvidenceSteps when a fence.catalog_quiet
+//                 ran, else kGatewayClosed when a gateway.fence did); otherwise stop and wait
 //                 for an operator's confirmation. A fence failure never leads to promotion.
 //   fenced     -> begin_promotion (the machine refuses it without approval and fencing)
 //
@@ -88,7 +89,7 @@ class FailoverTransitions {
 struct ExecutorOptions {
   std::string actor = "executor";  // FailoverInput::actor of every event the executor sends
   // The policy the transitions apply: the executor confirms fencing by evidence only when
-  // policy.accepted_fencing holds kEvidenceSteps.
+  // policy.accepted_fencing holds kEvidenceSteps or kGatewayClosed.
   FailoverPolicy policy{};
   // Waits between attempts. Empty: std::this_thread::sleep_for.
   std::function<void(std::chrono::milliseconds)> sleep{};

@@ -48,10 +48,11 @@ constexpr std::array<std::pair<FailoverKind, const char*>, 3> kKindNames{{
     {FailoverKind::kDrill, "drill"},
 }};
 
-constexpr std::array<std::pair<FencingKind, const char*>, 3> kFencingNames{{
+constexpr std::array<std::pair<FencingKind, const char*>, 4> kFencingNames{{
     {FencingKind::kEvidenceSteps, "steps_and_quiet_window"},
     {FencingKind::kEvidenceUnreachable, "old_region_unreachable"},
     {FencingKind::kOperator, "operator"},
+    {FencingKind::kGatewayClosed, "gateway_closed"},
 }};
 
 constexpr std::array<std::pair<StepState, const char*>, 6> kStepNames{{

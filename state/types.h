@@ -121,6 +121,10 @@ enum class FencingKind {
   kEvidenceSteps,        // every fence step succeeded and a quiet window saw no new commit
   kEvidenceUnreachable,  // old region unreachable from a quorum of vantage points long enough
   kOperator,             // a person confirmed, with a reason
+  // every fence step succeeded, one of them a gateway.fence that every configured catalog
+  // gateway confirmed (closed, nothing in flight to the old owner), and the config says that
+  // writers reach the old owner's catalog only through those gateways (docs/gateway.md)
+  kGatewayClosed,
 };
 const char* FencingKindName(FencingKind k);
 std::optional<FencingKind> ParseFencingKind(std::string_view s);

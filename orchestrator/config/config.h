@@ -105,7 +105,7 @@ struct PolicyConfig {
   std::chrono::milliseconds max_staleness{std::chrono::minutes(15)};
   std::chrono::milliseconds cooldown{std::chrono::minutes(30)};
   // Which kinds of fencing confirmation are accepted: "steps_and_quiet_window",
-  // "quorum_unreachable", "operator".
+  // "old_region_unreachable" (formerly "quorum_unreachable"), "operator", "gateway_closed".
   std::vector<std::string> fencing_evidence{"steps_and_quiet_window", "operator"};
   bool two_person_approval = false;
   // How often replication lag is measured, and how much longer than max_staleness snapshot

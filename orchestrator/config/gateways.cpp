@@ -127,4 +127,23 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
   return gateways;
 }
 
+void CheckGatewayClosedEvidence(const YamlValue& item, const std::vector<GatewayConfig>& gateways) {
+  if (gateways.empty()) {
+    item.Error(
+        "gateway_closed is evidence only where catalog gateways stand in front of the catalogs: "
+        "add them under gateways: (docs/gateway.md), or drop gateway_closed");
+    return;
+  }
+  // The orchestrator must be able to ask every gateway, or no closure can ever be confirmed.
+  for (const GatewayConfig& g : gateways) {
+    const bool ephemeral = g.listen.size() >= 2 && g.listen.substr(g.listen.size() - 2) == ":0";
+    if (ephemeral && g.advertise.empty()) {
+      item.Error("gateway_closed needs every gateway to confirm its closure, and gateway '" +
+                 g.name + "' (line " + std::to_string(g.line) +
+                 ") listens on a port chosen at start without advertise:, so it cannot be asked; "
+                 "give it a fixed port or advertise");
+    }
+  }
+}
+
 }  // namespace icewarden

@@ -21,8 +21,8 @@ namespace {
 constexpr size_t kMaxSecretBytes = 64 * 1024;
 
 const std::vector<std::string> kRoleNames = {"viewer", "operator", "approver", "admin"};
-const std::vector<std::string> kFencingEvidence = {"steps_and_quiet_window",
-                                                   "old_region_unreachable", "operator"};
+const std::vector<std::string> kFencingEvidence = {
+    "steps_and_quiet_window", "old_region_unreachable", "operator", "gateway_closed"};
 
 bool AllDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -186,7 +186,10 @@ StateConfig ReadState(const YamlValue& value, bool quorum_evidence, const Config
   return state;
 }
 
-PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) {
+// *gateway_closed is where fencing_evidence names gateway_closed, which the gateways: section
+// (read later) must make possible.
+PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe,
+                          std::optional<YamlValue>* gateway_closed) {
   PolicyConfig policies;
   auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
                         "probe", "lag_interval", "retention_margin", "approval_ttl",
@@ -220,6 +223,7 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe) 
           continue;
         }
         kinds.push_back(*kind);
+        if (*kind == "gateway_closed") *gateway_closed = item;
       }
       policies.fencing_evidence = kinds;
     }
@@ -310,7 +314,9 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   if (!map) return config;
   // Policies first: regions inherit their probe settings.
   ProbeSettings default_probe;
-  if (auto v = map->Get("policies")) config.policies = ReadPolicies(*v, &default_probe);
+  std::optional<YamlValue> gateway_closed;
+  if (auto v = map->Get("policies"))
+    config.policies = ReadPolicies(*v, &default_probe, &gateway_closed);
   if (auto v = map->Get("api")) config.api = ReadApi(*v, sources);
   if (auto v = map->Get("state")) {
     const auto& kinds = config.policies.fencing_evidence;
@@ -328,6 +334,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
   if (auto v = map->Get("alerts")) config.alerts = ReadAlertRoutes(*v);
   if (auto v = map->Get("drills")) config.drills = ReadDrills(*v, config.regions, config.failovers);
   if (auto v = map->Get("gateways")) config.gateways = ReadGateways(*v, config.regions);
+  if (gateway_closed) CheckGatewayClosedEvidence(*gateway_closed, config.gateways);
   return config;
 }
 

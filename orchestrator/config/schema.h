@@ -119,6 +119,10 @@ void CheckListen(const YamlValue& v, const std::string& s);
 std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
                                         const std::vector<RegionConfig>& regions);
 
+// policies.fencing_evidence names gateway_closed (at `item`): there must be gateways, each one
+// the orchestrator can ask (gateways.cpp).
+void CheckGatewayClosedEvidence(const YamlValue& item, const std::vector<GatewayConfig>& gateways);
+
 // "http://host..." or "https://host..." with a non-empty host.
 bool IsHttpUrl(const std::string& s);
 

@@ -2,18 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
+#include "orchestrator/config/config.h"
 #include "orchestrator/failovers/failover_service.h"
+#include "orchestrator/failovers/fence_evidence.h"
 #include "orchestrator/failovers/route_table.h"
 #include "orchestrator/orchestrator.h"
-#include "state/json_text.h"
 #include "state/state_store.h"
 
 namespace icewarden {
 namespace {
-
-using nlohmann::json;
 
 bool HasWork(const Failover& f) {
   switch (f.phase) {
@@ -237,28 +234,16 @@ Result<FailoverDecision> FailoverRunner::Apply(const std::string& id, const Fail
                                             [&](Failover& next) { next.rpo_json = rpo; });
   }
   if (in.event == FailoverEvent::kConfirmFencing &&
-      in.fencing_kind == FencingKind::kEvidenceSteps) {
+      (in.fencing_kind == FencingKind::kEvidenceSteps ||
+       in.fencing_kind == FencingKind::kGatewayClosed)) {
     auto steps = d_.store->ListSteps(id);
     if (!steps.ok()) return steps.status();
-    json evidence = {{"kind", "steps_and_quiet_window"}, {"steps", json::array()}};
-    bool quiet = false;
-    for (const StepRecord& s : *steps) {
-      if (s.section != "fence") continue;
-      quiet = quiet || (s.action == "fence.catalog_quiet" && s.state == StepState::kSucceeded);
-      json result = json::parse(s.result_json, nullptr, false);
-      evidence["steps"].push_back(
-          {{"step", s.step_id},
-           {"action", s.action},
-           {"state", StepStateName(s.state)},
-           {"reason", s.reason},
-           {"detail", result.is_object() ? result.value("detail", json()) : json()}});
-    }
-    if (!quiet)
-      return refuse(
-          "steps_and_quiet_window needs a fence.catalog_quiet step that saw no new commit in " +
-          f.from + "; runbook " + f.runbook + " has none that succeeded");
+    std::vector<std::string> gateways;
+    for (const GatewayConfig& g : d_.service->config().gateways) gateways.push_back(g.name);
+    FenceEvidence evidence = FenceStepsEvidence(f, *steps, in.fencing_kind, gateways);
+    if (!evidence.evidence_json) return refuse(evidence.why);
     FailoverInput with = in;
-    with.evidence_json = DumpJson(evidence);
+    with.evidence_json = *evidence.evidence_json;
     return d_.orchestrator->ApplyToFailover(id, with, "executor");
   }
   if (in.event == FailoverEvent::kConfirmFencing &&

@@ -7,8 +7,10 @@
 // checks that need the world outside the failover:
 //   begin_promotion          the guards once more (FailoverService::CheckBeforePromotion); a
 //                            failure holds the failover in fenced until re-approved
-//   confirm_fencing (steps)  steps_and_quiet_window needs a fence.catalog_quiet step that
-//                            succeeded: fence steps alone prove nothing about writes
+//   confirm_fencing (steps)  the journal must bear the kind out (fence_evidence.h):
+//                            steps_and_quiet_window a succeeded fence.catalog_quiet (fence
+//                            steps alone prove nothing about writes), gateway_closed every
+//                            fence step succeeded and every configured gateway confirmed
 // and, for a failover waiting in fencing, it confirms old_region_unreachable evidence as
 // soon as the old region has been silent long enough (FailoverService::UnreachableEvidence).
 //

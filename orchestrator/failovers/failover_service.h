@@ -132,6 +132,7 @@ class FailoverService {
   // policies.unreachable_for; nullopt (with the reason in *why) otherwise.
   std::optional<std::string> UnreachableEvidence(const Failover& failover, std::string* why);
 
+  const Config& config() const { return *d_.config; }
   // The route and runbook of a stored failover (by its recorded route name).
   const LoadedRoute* RouteOf(const Failover& failover) const;
   // What the runbook's templates resolve against for this failover: its id, regions, scope,

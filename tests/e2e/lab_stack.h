@@ -155,6 +155,7 @@ struct LabStackOptions {
   std::string cooldown = "2m";
   std::string max_staleness = "1m";
   bool two_person_approval = false;
+  std::string fencing_evidence = "[steps_and_quiet_window, old_region_unreachable, operator]";
   std::string switchover_catch_up = "10s";  // examples/runbooks/switchover.yaml's catch_up
   // The failovers' runbook, under examples/runbooks/ (e.g. gateway-failover.yaml).
   std::string failover_runbook = "lab-failover.yaml";
@@ -403,7 +404,7 @@ class LabStack {
       << "  cooldown: " << o.cooldown << "\n"
       << "  approval_ttl: 15m\n"
       << "  unreachable_for: " << o.unreachable_for << "\n"
-      << "  fencing_evidence: [steps_and_quiet_window, old_region_unreachable, operator]\n"
+      << "  fencing_evidence: " << o.fencing_evidence << "\n"
       << "  two_person_approval: " << (o.two_person_approval ? "true" : "false") << "\n"
       << "  lag_interval: 300ms\n"
       << "  probe: {interval: " << o.probe_interval << ", timeout: " << o.probe_timeout

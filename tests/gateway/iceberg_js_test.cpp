@@ -12,8 +12,7 @@
 #include <regex>
 #include <thread>
 
-#include "tests/e2e/failover_e2e_fixture.h"
-#include "tests/fakes/free_port.h"
+#include "tests/gateway/gateway_e2e_fixture.h"
 
 namespace icewarden::testing {
 namespace {
@@ -22,53 +21,12 @@ using nlohmann::json;
 using ::testing::Contains;
 using namespace std::chrono_literals;
 
-class IcebergJsTest : public FailoverE2eTest {
+class IcebergJsTest : public GatewayE2eTest {
  protected:
-  IcebergJsTest() {
-    // Every writer goes through a gateway, the lab's workload too (each region's writers
-    // through their region's gateway): so the quiet window on the old owner holds while they
-    // keep writing, because the gateways refuse what would have gone there.
-    options_.failover_runbook = "gateway-failover.yaml";
-    options_.workload_interval_ms = 300;
-    for (const char* name : {"gw-us", "gw-eu", "gw-us-stale"}) ports_[name] = FreeLoopbackPort();
-    options_.lab_flags = {"--workload-via", std::string(kLabUs) + "=" + Gateway("gw-us"),
-                          "--workload-via", std::string(kLabEu) + "=" + Gateway("gw-eu")};
-    options_.extra_yaml =
-        "gateways:\n"
-        "  - {name: gw-us, region: us-east-1, listen: 127.0.0.1:" +
-        std::to_string(ports_["gw-us"]) +
-        ", store_poll: 10ms}\n"
-        "  - {name: gw-eu, region: eu-central-1, listen: 127.0.0.1:" +
-        std::to_string(ports_["gw-eu"]) +
-        ", store_poll: 10ms}\n"
-        // A gateway that may only reach us-east-1, like an engine's job pinned to that region.
-        "  - {name: gw-us-stale, region: us-east-1, forward_to: [us-east-1], listen: 127.0.0.1:" +
-        std::to_string(ports_["gw-us-stale"]) + "}\n";
-  }
-
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(SourceDir() + "/tests/gateway/js/node_modules/iceberg-js"))
         << "scripts/setup.sh runs npm ci in tests/gateway/js";
-    FailoverE2eTest::SetUp();
-    if (HasFatalFailure() || IsSkipped()) return;
-    for (const char* name : {"gw-us", "gw-eu", "gw-us-stale"}) {
-      gateways_[name] = std::make_unique<Subprocess>(
-          std::vector<std::string>{IcewardenBinary(), "gateway", "--config", stack_->config_path(),
-                                   "--name", name},
-          stack_->ServeEnv());
-      auto line = gateways_[name]->ReadLine(15s);
-      ASSERT_TRUE(line) << name << " printed nothing";
-      ASSERT_NE(line->find(Gateway(name)), std::string::npos) << *line;
-    }
-  }
-
-  void TearDown() override {
-    gateways_.clear();
-    FailoverE2eTest::TearDown();
-  }
-
-  std::string Gateway(const std::string& name) {
-    return "http://127.0.0.1:" + std::to_string(ports_[name]);
+    GatewayE2eTest::SetUp();
   }
 
   // One client.mjs command against `base` (a gateway, or a catalog straight); its JSON line.
@@ -83,29 +41,6 @@ class IcebergJsTest : public FailoverE2eTest {
     if (!j.is_object()) ADD_FAILURE() << "client.mjs said: " << r.out << r.err;
     return j.is_object() ? j : json::object();
   }
-
-  // The snapshot ids (and snapshot-log ids) of a table in a region's catalog, read straight.
-  std::pair<std::vector<long long>, std::vector<long long>> History(const std::string& region,
-                                                                    const std::string& ns,
-                                                                    const std::string& table) {
-    httplib::Client c(stack_->region_url(region));
-    auto got = c.Get("/v1/lab/namespaces/" + ns + "/tables/" + table);
-    std::pair<std::vector<long long>, std::vector<long long>> out;
-    if (!got || got->status != 200) return out;
-    json m = json::parse(got->body)["metadata"];
-    for (const json& s : m.value("snapshots", json::array()))
-      out.first.push_back(s["snapshot-id"].get<long long>());
-    for (const json& s : m.value("snapshot-log", json::array()))
-      out.second.push_back(s["snapshot-id"].get<long long>());
-    return out;
-  }
-
-  static long long Count(const std::vector<long long>& ids, long long id) {
-    return std::count(ids.begin(), ids.end(), id);
-  }
-
-  std::map<std::string, int> ports_;
-  std::map<std::string, std::unique_ptr<Subprocess>> gateways_;
 };
 
 TEST_F(IcebergJsTest, CreatesListsLoadsAndCommitsThroughTheGateway) {

@@ -316,12 +316,13 @@ TEST(ConfigErrorsTest, FencingEvidenceIsANonEmptyListOfKnownKindsWithoutDuplicat
       "regions: [{name: a, catalog_uri: \"http://a:1\"}]\nownership: {default_owner: a}\n";
   EXPECT_THAT(ErrorsOf(std::string(head) + "policies: {fencing_evidence: []}\n"),
               ElementsAre("c.yaml:3:30: policies.fencing_evidence: must list at least one of "
-                          "'steps_and_quiet_window', 'old_region_unreachable', 'operator'"));
+                          "'steps_and_quiet_window', 'old_region_unreachable', 'operator', "
+                          "'gateway_closed'"));
   EXPECT_THAT(
       ErrorsOf(std::string(head) + "policies: {fencing_evidence: [operator, operatr, operator]}\n"),
       ElementsAre("c.yaml:3:41: policies.fencing_evidence[1]: expected one of "
-                  "'steps_and_quiet_window', 'old_region_unreachable', 'operator', got 'operatr'; "
-                  "did you mean 'operator'?",
+                  "'steps_and_quiet_window', 'old_region_unreachable', 'operator', "
+                  "'gateway_closed', got 'operatr'; did you mean 'operator'?",
                   "c.yaml:3:50: policies.fencing_evidence[2]: 'operator' is listed twice"));
 }
 
@@ -552,6 +553,33 @@ TEST(ConfigErrorsTest, MissingFileIsOneErrorAboutTheFile) {
 TEST(ConfigErrorsTest, ConfigErrorToString) {
   EXPECT_EQ((ConfigError{"a.yaml", 3, 7, "boom"}).ToString(), "a.yaml:3:7: boom");
   EXPECT_EQ((ConfigError{"a.yaml", 0, 0, "boom"}).ToString(), "a.yaml: boom");
+}
+
+// gateway_closed is evidence only when there are gateways and the orchestrator can ask each.
+TEST(ConfigErrorsTest, GatewayClosedEvidenceNeedsGatewaysTheOrchestratorCanAsk) {
+  const std::string head = R"(
+regions:
+  - {name: us-east-1, catalog_uri: http://127.0.0.1:18181}
+ownership:
+  default_owner: us-east-1
+policies:
+  fencing_evidence: [operator, gateway_closed]
+)";
+  EXPECT_THAT(ErrorsOf(Yaml(head.c_str())),
+              ElementsAre(HasSubstr("c.yaml:6:32: policies.fencing_evidence[1]: gateway_closed is "
+                                    "evidence only where catalog gateways stand in front")));
+  EXPECT_THAT(ErrorsOf(Yaml((head + R"(gateways:
+  - {name: gw-a, region: us-east-1, listen: 127.0.0.1:0}
+)")
+                                .c_str())),
+              ElementsAre(HasSubstr("c.yaml:6:32: policies.fencing_evidence[1]: gateway_closed "
+                                    "needs every gateway to confirm its closure, and gateway "
+                                    "'gw-a' (line 8)")));
+  EXPECT_THAT(ErrorsOf(Yaml((head + R"(gateways:
+  - {name: gw-a, region: us-east-1, listen: 127.0.0.1:0, advertise: http://gw-a.lab:8181}
+)")
+                                .c_str())),
+              ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A daemon's failover machinery without sockets: a SQLite store in memory, the Orchestrator,
 // a route to a runbook of fake actions (tests/fakes/scripted_action.h; the fence step has
-// kind fence.catalog_quiet so that quiet-window evidence can be tested), a LiveView the
+// kind fence.catalog_quiet so that quiet-window evidence can be tested; a fake gateway.fence
+// is registered too, for gateway_closed), a LiveView the
 // test publishes lag and silence into, the FailoverService and the FailoverRunner.
 #pragma once
 
@@ -51,8 +52,7 @@ class FailoverServiceTest : public ::testing::Test {
       config_.regions.push_back(r);
     }
     config_.ownership.default_owner = kUs;
-    config_.policies.fencing_evidence = {"steps_and_quiet_window", "old_region_unreachable",
-                                         "operator"};
+    config_.policies.fencing_evidence = fencing_evidence_;
     config_.policies.two_person_approval = two_person;
     config_.policies.max_staleness = std::chrono::minutes(1);
     config_.policies.cooldown = std::chrono::minutes(2);
@@ -68,10 +68,10 @@ class FailoverServiceTest : public ::testing::Test {
     }
     log_ = std::make_shared<ScriptedActionLog>();
     RegisterFakeActions(registry_, log_);
-    ASSERT_TRUE(
-        registry_
-            .Register(std::make_unique<ScriptedAction>("fence.catalog_quiet", true, false, log_))
-            .ok());
+    for (const char* kind : {"fence.catalog_quiet", "gateway.fence"}) {
+      ASSERT_TRUE(
+          registry_.Register(std::make_unique<ScriptedAction>(kind, true, false, log_)).ok());
+    }
     std::vector<std::string> errors;
     auto routes = RouteTable::Load(config_, registry_, &errors);
     ASSERT_TRUE(routes) << (errors.empty() ? "" : errors.front());
@@ -224,6 +224,9 @@ class FailoverServiceTest : public ::testing::Test {
   std::mutex views_mu_;
   std::vector<ReplicaView> views_;
 
+  // policies.fencing_evidence; set before Build (as config_.gateways, for gateway_closed).
+  std::vector<std::string> fencing_evidence_{"steps_and_quiet_window", "old_region_unreachable",
+                                             "operator"};
   // The promote section's steps, as YAML; set before Build.
   std::string promote_ = "  - {id: move, action: fake.idem, params: {}}\n";
   FailoverRunnerDeps runner_deps_;

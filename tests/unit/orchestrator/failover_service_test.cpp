@@ -394,14 +394,22 @@ TEST_F(FailoverServiceTest, WithSeveralReplicasSilenceIsEvidenceOnlyWhenAMajorit
   EXPECT_EQ(evidence["observed_by"][2]["silent_for_ms"], 10'500);
 }
 
+// Under the default policy a gateway.fence that every gateway confirmed is no evidence either:
+// gateway_closed must be accepted explicitly (GatewayClosedEvidenceTest).
 TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
-  Build("  - {id: gate, action: fake.idem, params: {}}\n");
+  config_.gateways.push_back(GatewayConfig{});
+  config_.gateways.back().name = "gw-us";
+  Build(
+      "  - {id: gate, action: fake.idem, params: {}}\n"
+      "  - {id: close, action: gateway.fence, params: {detail: {gateways: [{gateway: gw-us, "
+      "confirmed: true}]}}}\n");
   runner_->Start();
   const std::string id = Propose();
   ASSERT_TRUE(Approve(id).status.ok());
   ASSERT_TRUE(WaitFor(id, P::kFencing));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(Get(id).phase, P::kFencing);
+  EXPECT_FALSE(Get(id).fencing);
   auto audit = store_->ListAudit({0, 1000, id});
   bool said = false;
   for (const auto& e : *audit)
@@ -412,6 +420,61 @@ TEST_F(FailoverServiceTest, FenceStepsWithoutAQuietWindowAreNoEvidence) {
   ASSERT_TRUE(service_->ConfirmFencing(Person("alice", ActorKind::kApprover), id, "powered off")
                   .status.ok());
   ASSERT_TRUE(WaitFor(id, P::kCompleted));
+}
+
+// gateway_closed: the closure at every configured gateway is the evidence, with no quiet
+// window; the journal must show each gateway confirmed (the fake step's detail is what the
+// real gateway.fence journals, orchestrator/gateway/gateway_fence.cpp).
+class GatewayClosedEvidenceTest : public FailoverServiceTest {
+ protected:
+  void BuildWith(const std::string& confirmed_json) {
+    fencing_evidence_ = {"gateway_closed", "operator"};
+    for (const char* name : {"gw-us", "gw-eu"}) {
+      GatewayConfig g;
+      g.name = name;
+      g.region = kUs;
+      config_.gateways.push_back(g);
+    }
+    Build("  - {id: close, action: gateway.fence, params: {detail: {gateways: " + confirmed_json +
+          "}}}\n");
+    runner_->Start();
+  }
+  bool RefusalSays(const std::string& id, const std::string& text) {
+    auto audit = store_->ListAudit({0, 1000, id});
+    for (const auto& e : *audit)
+      if (e.reason.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+TEST_F(GatewayClosedEvidenceTest, EveryGatewayConfirmedIsEvidenceWithoutAQuietWindow) {
+  BuildWith(
+      "[{gateway: gw-us, confirmed: true, polls: 1}, {gateway: gw-eu, confirmed: true, polls: 2}]");
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kCompleted)) << Get(id).last_reason;
+  Failover f = Get(id);
+  ASSERT_TRUE(f.fencing);
+  EXPECT_EQ(f.fencing->kind, FencingKind::kGatewayClosed);
+  auto evidence = nlohmann::json::parse(f.fencing->evidence_json);
+  EXPECT_EQ(evidence["kind"], "gateway_closed");
+  EXPECT_EQ(evidence["gateways"], (nlohmann::json{"gw-us", "gw-eu"})) << evidence.dump();
+  EXPECT_EQ(log_->RunCount("move"), 1);
+}
+
+TEST_F(GatewayClosedEvidenceTest, AGatewayThatDidNotConfirmLeavesTheFailoverInFencing) {
+  // A step that ran over a subset (params gateways: [gw-us]) succeeds, but says nothing of
+  // gw-eu, through which a writer could still reach the old owner.
+  BuildWith("[{gateway: gw-us, confirmed: true, polls: 1}]");
+  const std::string id = Propose();
+  ASSERT_TRUE(Approve(id).status.ok());
+  ASSERT_TRUE(WaitFor(id, P::kFencing));
+  for (int i = 0; i < 300 && !RefusalSays(id, "not confirmed by gw-eu"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(RefusalSays(id, "not confirmed by gw-eu"));
+  EXPECT_EQ(Get(id).phase, P::kFencing);
+  EXPECT_FALSE(Get(id).fencing);
+  EXPECT_EQ(log_->RunCount("move"), 0) << "nothing promoted";
 }
 
 // SIGTERM in `serve`: Stop lets the step in flight finish and be journaled, starts nothing
