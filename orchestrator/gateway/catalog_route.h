@@ -68,7 +68,7 @@ struct RouteRequest {
 };
 
 // `prefix` is the gateway's own; `separator` joins namespace levels in a path segment, decoded
-// ("\x1F" unless the config says otherwise).
+// (the gateway's is "\x1F", which its config endpoint advertises to engines).
 std::variant<CatalogRoute, RouteError> ClassifyRequest(const RouteRequest& request,
                                                        std::string_view prefix,
                                                        std::string_view separator);

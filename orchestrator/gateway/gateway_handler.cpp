@@ -244,9 +244,14 @@ ApiResponse GatewayHandler::ConfigEndpoint(const ApiRequest& request) {
     if (config.contains("defaults") && config["defaults"].is_object()) {
       config["defaults"].erase("uri");
       config["defaults"].erase("prefix");
+      config["defaults"].erase("namespace-separator");
     }
     config["overrides"]["uri"] = advertise_;
     config["overrides"]["prefix"] = gateway_.prefix;
+    // Engines join namespace levels with what this gateway parses (the unit separator), not
+    // with what the read region advertises: the gateway forwards paths as sent, to regions that
+    // may advertise different separators, and the spec obliges every catalog to accept %1F.
+    config["overrides"]["namespace-separator"] = "%1F";
     ApiResponse r = JsonResponse(200, config);
     r.headers.emplace_back(kRegionHeader, region);
     return r;

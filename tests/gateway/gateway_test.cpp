@@ -161,6 +161,8 @@ TEST_F(GatewayTest, TheConfigSendsEnginesBackToTheGatewayUnderItsPrefix) {
   json config = json::parse(r->body);
   EXPECT_EQ(config["overrides"]["uri"], gw);
   EXPECT_EQ(config["overrides"]["prefix"], "lab");
+  EXPECT_EQ(config["overrides"]["namespace-separator"], "%1F")
+      << "what the gateway parses, whatever a region advertises";
   EXPECT_EQ(config["idempotency-key-lifetime"], "PT30M") << "the region's, passed on";
   EXPECT_EQ(r->get_header_value("X-Icewarden-Region"), kUs);
 }
