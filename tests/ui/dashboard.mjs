@@ -45,7 +45,10 @@ async function shot(page, name) {
 
 async function signIn(page, role) {
   await page.goto(URL_ + "/");
-  if (await page.locator("#signout").isVisible()) await page.locator("#signout").click();
+  if (await page.locator("#signout").isVisible()) {
+    await page.locator("#signout").click();
+    await page.getByText("Signed out.").waitFor();
+  }
   await page.getByLabel("API token").fill(TOKENS[role]);
   await page.getByRole("button", {name: "Sign in"}).click();
   await page.locator("#who").filter({hasText: "(" + role + ")"}).waitFor();
@@ -84,6 +87,8 @@ try {
   assert.match(csp, /default-src 'none'/);
   assert.equal(response.headers()["set-cookie"], undefined);
   await op.getByLabel("API token").waitFor();
+  assert.equal(await op.locator("#signout").isVisible(), false,
+    "no Sign out button for someone not signed in");
   await axe(op, "sign-in");
   await shot(op, "01-sign-in");
 
@@ -240,6 +245,7 @@ try {
   });
   await viewer.getByText(/Signed out: .* Sign in again/).waitFor();
   await viewer.getByLabel("API token").waitFor();
+  assert.equal(await viewer.locator("#signout").isVisible(), false, "signed out: no Sign out");
   await shot(viewer, "14-signed-out");
 
   await lab("POST", "/lab/regions/us-east-1/start");
