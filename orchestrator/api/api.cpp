@@ -612,7 +612,7 @@ class Api::Impl {
 
   // Every plan shows whether its route was ready at the latest readiness round.
   ApiResponse Propose(const Call& c) {
-    return WithReadiness(readiness_, Command(c, FailoverCommand::kPropose));
+    return WithReadiness(readiness_, Command(c, FailoverCommand::kPropose), clock_.Now());
   }
   ApiResponse Readiness(const Call&) { return ReadinessResponse(readiness_); }
   ApiResponse Approve(const Call& c) { return Command(c, FailoverCommand::kApprove); }
@@ -638,7 +638,7 @@ class Api::Impl {
     }
     auto guards = failovers_->CurrentGuards(f);
     if (guards.ok()) out["guards"] = GuardResultsJson(*guards);
-    out["readiness"] = ReadinessOfRoute(readiness_, f.plan.route);
+    out["readiness"] = ReadinessOfRoute(readiness_, f.plan.route, clock_.Now());
     return out;
   }
 
@@ -770,7 +770,7 @@ class Api::Impl {
 
   TokenVerifier verifier_;
   StateStore& store_;
-  const Clock& clock_;  // for time-relative fields; responses today carry stored times only
+  const Clock& clock_;  // for time-relative fields (readiness age beside a plan)
   std::function<bool()> ready_;
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics

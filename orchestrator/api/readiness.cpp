@@ -32,28 +32,50 @@ ApiResponse ReadinessResponse(const ReadinessBoard* board) {
                             {"routes", std::move(routes)}});
 }
 
-json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route) {
+namespace {
+
+// A plan shows its guards evaluated at the request; the round's guard checks, up to
+// policies.readiness_interval older, would contradict them after a command that changed one
+// (right after `failover ack`, the round still said "cooldown"). So beside a plan the round
+// says what only it knows: templates and preflights.
+RouteReadiness WithoutGuards(RouteReadiness r) {
+  std::erase_if(r.checks, [](const ReadinessCheck& c) { return c.kind == "guard"; });
+  std::erase_if(r.reasons, [](const std::string& reason) {
+    const std::size_t from = reason.rfind("from ", 0) == 0 ? reason.find(": ") : std::string::npos;
+    const std::size_t at = from == std::string::npos ? 0 : from + 2;
+    return reason.compare(at, 6, "guard ") == 0;
+  });
+  r.ready = r.reasons.empty();
+  return r;
+}
+
+}  // namespace
+
+json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route, UnixMillis now) {
   std::string why;
   if (board == nullptr) {
     why = "this daemon does not evaluate readiness";
   } else if (!board->Latest()) {
     why = "the first readiness round has not finished yet";
   } else if (auto r = board->Route(route)) {
-    return RouteReadinessJson(*r);
+    json j = RouteReadinessJson(WithoutGuards(*r));
+    j["guards"] = "left out: the plan's guards are evaluated now";
+    j["age_ms"] = std::max<UnixMillis>(0, now - r->checked_at);
+    return j;
   } else {
     why = "route '" + route + "' was not in the latest readiness round";
   }
   return {{"route", route}, {"ready", nullptr}, {"reasons", json::array({why})}};
 }
 
-ApiResponse WithReadiness(const ReadinessBoard* board, ApiResponse response) {
+ApiResponse WithReadiness(const ReadinessBoard* board, ApiResponse response, UnixMillis now) {
   json body = json::parse(response.body, nullptr, false);
   if (!body.is_object()) return response;
   auto plan = body.find("plan");
   if (plan == body.end() || !plan->is_object() || !plan->contains("route")) return response;
   const json& route = (*plan)["route"];
   if (!route.is_string()) return response;
-  body["readiness"] = ReadinessOfRoute(board, route.get<std::string>());
+  body["readiness"] = ReadinessOfRoute(board, route.get<std::string>(), now);
   response.body = DumpJson(body);
   return response;
 }

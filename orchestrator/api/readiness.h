@@ -12,6 +12,7 @@
 #include <string>
 
 #include "orchestrator/api/api.h"
+#include "state/clock.h"
 
 namespace icewarden {
 
@@ -19,10 +20,14 @@ class ReadinessBoard;
 
 // `board` may be null (a daemon that does not evaluate readiness): 503.
 ApiResponse ReadinessResponse(const ReadinessBoard* board);
-// The route's latest readiness, or {"route", "ready": null, "reasons": [why it is not known]}.
-nlohmann::json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route);
+// The route's latest readiness as a plan shows it, beside its guards evaluated now: the round's
+// templates and preflights only (its guard checks, as old as the round, are left out, and
+// "ready" is over what is left), with "age_ms" since the round at `now`. Or {"route",
+// "ready": null, "reasons": [why it is not known]}.
+nlohmann::json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route,
+                                UnixMillis now);
 // A propose answer with "readiness" added for the plan's route (plan.route); other answers
 // unchanged.
-ApiResponse WithReadiness(const ReadinessBoard* board, ApiResponse response);
+ApiResponse WithReadiness(const ReadinessBoard* board, ApiResponse response, UnixMillis now);
 
 }  // namespace icewarden

@@ -16,7 +16,13 @@ using nlohmann::json;
 
 void PrintRouteReadiness(std::ostream& out, const json& r) {
   out << "Readiness of route " << FieldText(r, "route");
-  if (r.contains("checked_at")) out << " (checked " << FieldText(r, "checked_at") << ")";
+  if (r.contains("checked_at")) {
+    out << " (checked " << FieldText(r, "checked_at");
+    if (r.contains("age_ms") && r["age_ms"].is_number())
+      out << ", " << r["age_ms"].get<long long>() / 1000 << " s ago";
+    out << ")";
+  }
+  if (r.contains("guards")) out << ", templates and preflights";
   const json ready = r.value("ready", json());
   if (ready.is_boolean() && ready.get<bool>()) {
     out << ": ready\n";
