@@ -24,15 +24,12 @@
 #include "orchestrator/api/regions.h"
 #include "orchestrator/api/ui.h"
 #include "orchestrator/api/webhooks.h"
+#include "orchestrator/build_info.h"
 #include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
-
-#ifndef ICEWARDEN_VERSION
-#define ICEWARDEN_VERSION "0.1.0"
-#endif
 
 namespace icewarden {
 namespace {
@@ -331,7 +328,8 @@ class Api::Impl {
 
   ApiResponse Metrics(const Call&) {
     MetricsSnapshot snapshot;
-    snapshot.version = ICEWARDEN_VERSION;
+    snapshot.version = BuildVersion();
+    snapshot.revision = BuildRevision();
     {
       std::lock_guard lock(mu_);
       snapshot.http_responses = responses_;

@@ -89,7 +89,8 @@ std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot) {
 
   Page page;
   page.Family("icewarden_build_info", "Build information; the value is always 1.", "gauge");
-  page.Sample("icewarden_build_info", {{"version", snapshot.version}}, 1);
+  page.Sample("icewarden_build_info",
+              {{"version", snapshot.version}, {"revision", snapshot.revision}}, 1);
 
   page.Family("icewarden_state_store_up",
               "1 if the state store answered every read for this page, 0 if one failed.", "gauge");

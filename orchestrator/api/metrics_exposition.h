@@ -19,12 +19,13 @@ namespace icewarden {
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 struct MetricsSnapshot {
-  std::string version;                          // icewarden_build_info{version}
+  std::string version;  // icewarden_build_info{version,revision}
+  std::string revision;
   std::map<int, std::uint64_t> http_responses;  // status code → responses sent
 };
 
 // Families, each with # HELP and # TYPE:
-//   icewarden_build_info{version}                 gauge, always 1
+//   icewarden_build_info{version,revision}        gauge, always 1
 //   icewarden_state_store_up                      gauge, 0 when a store read failed
 //   icewarden_region_health{region,state}         gauge, 1 for the current state, 0 otherwise
 //   icewarden_region_fenced{region}               gauge 0/1

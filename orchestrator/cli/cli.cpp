@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "orchestrator/build_info.h"
 #include "orchestrator/cli/client.h"
 #include "orchestrator/cli/cluster.h"
 #include "orchestrator/cli/drill.h"
@@ -50,7 +51,8 @@ bool ResolveToken(ClientOptions& o, const std::string& token_file) {
 int RunCli(int argc, char** argv) {
   CLI::App app{"icewarden: multi-region failover orchestrator for Apache Iceberg lakehouses"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "icewarden 0.1.0");
+  app.set_version_flag("--version", std::string("icewarden ") + BuildVersion() + " (revision " +
+                                        BuildRevision() + ")");
 
   ClientOptions client;
   client.server = EnvOr("ICEWARDEN_SERVER", client.server);

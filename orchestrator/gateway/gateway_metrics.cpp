@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "orchestrator/build_info.h"
+
 namespace icewarden {
 namespace {
 
@@ -56,6 +58,10 @@ void GatewayMetrics::ObserveForward(const std::string& region, bool write,
 std::string GatewayMetrics::Render(const Gauges& gauges) const {
   std::ostringstream out;
   std::lock_guard lock(mu_);
+  out << "# HELP icewarden_build_info Build information; the value is always 1.\n"
+         "# TYPE icewarden_build_info gauge\n"
+         "icewarden_build_info{version=\""
+      << Label(BuildVersion()) << "\",revision=\"" << Label(BuildRevision()) << "\"} 1\n";
   out << "# HELP icewarden_gateway_requests_total Requests answered, by route, status and the "
          "region that answered.\n# TYPE icewarden_gateway_requests_total counter\n";
   for (const auto& [key, n] : requests_) {

@@ -334,6 +334,26 @@ TEST_F(GatewayTest, BadInputIsRefusedInTheSpecsErrorModelAndNothingIsForwarded) 
       << metrics->body;
 }
 
+// `icewarden --version` and the gateway's /metrics name the same build: the version and the
+// git revision it was built from (this test tree is a checkout, so the revision is known).
+TEST_F(GatewayTest, VersionAndMetricsNameTheBuildAndItsRevision) {
+  icewarden::testing::CommandResult version =
+      icewarden::testing::RunCommand({IcewardenBinary(), "--version"}, {}, 10s);
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(version.out, m,
+                                std::regex(R"(^icewarden (\d+\.\d+\.\d+) \(revision ([^)]+)\))")))
+      << version.out;
+  EXPECT_NE(m[2].str(), "unknown") << "built from a git checkout";
+  const std::string gw = StartGateway("gw-us");
+  auto metrics = To(gw)->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("icewarden_build_info{version=\"" + m[1].str() + "\",revision=\"" +
+                               m[2].str() + "\"} 1\n"),
+            std::string::npos)
+      << metrics->body;
+}
+
 // The gateway dies while the catalog works on a commit: the engine gets no answer, which it
 // must read as "unknown" (the catalog may have applied it, and here it did). Sent again with
 // the same Idempotency-Key through a new gateway, the catalog gives its first answer and the

@@ -1,4 +1,5 @@
 #include "orchestrator/api/api.h"
+#include "orchestrator/build_info.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -412,7 +413,7 @@ TEST_F(ApiTest, MetricsNeedNoTokenAndDescribeRegionsOwnershipFailoversAndRequest
   ASSERT_EQ(res.status, 200);
   EXPECT_EQ(res.content_type, "text/plain; version=0.0.4; charset=utf-8");
   const std::string& m = res.body;
-  for (const char* line : {
+  for (const std::string& line : std::vector<std::string>{
            "# TYPE icewarden_region_health gauge\n",
            "icewarden_region_health{region=\"eu-west-1\",state=\"unreachable\"} 1\n",
            "icewarden_region_health{region=\"eu-west-1\",state=\"healthy\"} 0\n",
@@ -426,7 +427,8 @@ TEST_F(ApiTest, MetricsNeedNoTokenAndDescribeRegionsOwnershipFailoversAndRequest
            "icewarden_failovers{phase=\"proposed\"} 0\n",
            "# TYPE icewarden_http_requests_total counter\n",
            "icewarden_http_requests_total{code=\"401\"} 1\n",
-           "icewarden_build_info{version=\"",
+           std::string("icewarden_build_info{version=\"") + BuildVersion() + "\",revision=\"" +
+               BuildRevision() + "\"} 1\n",
            "icewarden_state_store_up 1\n",
        }) {
     EXPECT_NE(m.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << m;
