@@ -180,6 +180,7 @@ HttpReply SendHttp(const HttpCall& call, const ActionContext& ctx) {
   client.set_write_timeout(remaining);
   client.set_keep_alive(false);
   client.set_follow_location(false);
+  if (!call.ca_file.empty()) client.set_ca_cert_path(call.ca_file.c_str());
 
   httplib::Request req;
   req.method = call.method;

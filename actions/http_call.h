@@ -51,6 +51,7 @@ struct HttpCall {
   std::map<std::string, std::string> headers;
   std::string body;
   std::string content_type;  // set with the body; empty when there is none
+  std::string ca_file;       // https: PEM CAs trusted instead of the system's; empty: the system's
 };
 
 struct HttpReply {
@@ -70,7 +71,8 @@ inline constexpr size_t kBodyExcerpt = 512;
 
 // Sends the call, adding Idempotency-Key (ctx.idempotency_key, unless the caller set one)
 // and a User-Agent. Never follows redirects. Returns by ctx.deadline or soon after
-// cancellation. Certificates are checked against the system's CA store.
+// cancellation. Certificates are checked (name and chain) against the system's CA store, or
+// call.ca_file.
 HttpReply SendHttp(const HttpCall& call, const ActionContext& ctx);
 
 // At most kBodyExcerpt bytes of `body`, with "…" when cut.

@@ -1,6 +1,5 @@
 #include "orchestrator/serve.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -30,10 +29,12 @@
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/readiness/readiness.h"
 #include "orchestrator/region_quorum.h"
+#include "orchestrator/service/service.h"
 #include "orchestrator/split_brain.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "state/clock.h"
 #include "state/drill_store.h"
+#include "state/pause_store.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -124,13 +125,23 @@ int CmdConfigValidate(const std::string& path, bool strict) {
 
 int CmdServe(const ServeOptions& options) {
   // Logs go to stderr: stdout carries the one "serving" line that scripts read.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("icewarden"));
+  auto log_format = ParseLogFormat(options.log_format);
+  if (!log_format.ok()) {
+    std::cerr << "icewarden: " << log_format.status().message() << '\n';
+    return kExitUsage;
+  }
+  ConfigureLogging("icewarden", *log_format);
   ConfigLoad load = LoadConfig(options.config_path);
   if (!load.errors.empty()) {
     PrintErrors(load.errors);
     return kExitUsage;
   }
   Config config = std::move(*load.config);
+  {
+    std::vector<std::string> regions;
+    for (const RegionConfig& r : config.regions) regions.push_back(r.name);
+    ConfigureLogging("icewarden", *log_format, std::move(regions));
+  }
   for (const auto& line : InsecureTlsWarnings(config)) spdlog::warn("{}", line);
   if (!options.listen.empty()) config.api.listen = options.listen;
   if (!options.state_path.empty()) config.state.path = options.state_path;
@@ -299,6 +310,8 @@ int CmdServe(const ServeOptions& options) {
   scheduler_deps.drills = &config.drills;
   scheduler_deps.service = &drills;
   scheduler_deps.store = drill_deps.drills;
+  scheduler_deps.pauses = PauseStoreOf(**store);
+  scheduler_deps.routes = &config.failovers;
   scheduler_deps.clock = clock;
   scheduler_deps.log = drill_deps.log;
   DrillScheduler drill_scheduler(scheduler_deps);
@@ -350,8 +363,16 @@ int CmdServe(const ServeOptions& options) {
   // The one line on stdout: tests and scripts read the bound port from it.
   std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " ("
             << (*state)->description << ")" << std::endl;
+  // systemd (Type=notify): started once the API answers and every failover has resumed.
+  if (Status s = NotifySupervisor("READY=1\nSTATUS=serving"); !s.ok())
+    spdlog::warn("cannot tell the supervisor the daemon is ready: {}", s.message());
+  std::optional<SupervisorWatchdog> watchdog;
+  watchdog.emplace(
+      [&server](std::chrono::milliseconds budget) { return server.Responsive(budget); });
   server.Run();
   ready = false;
+  watchdog.reset();
+  (void)NotifySupervisor("STOPPING=1\nSTATUS=stopping: in-flight steps finish");
   drill_scheduler.Stop();
   drills.Stop();
   readiness.Stop();

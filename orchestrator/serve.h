@@ -13,6 +13,7 @@ struct ServeOptions {
   // Serve the dashboard's files from this directory, read at every request (development:
   // a change shows on reload), instead of the copies compiled in.
   std::string dashboard_dir;
+  std::string log_format = "text";  // "text" | "json" (orchestrator/service/service.h)
 };
 
 // Runs the daemon until SIGINT/SIGTERM. Returns an ExitCode (cli.h).

@@ -34,6 +34,8 @@ packages=(
   # ip netns, veth pairs and bridges: the partition tests (tests/etcd/netns_*) build a network
   # of namespaces for etcd members, replicas and catalogs, and cut it (they need root)
   iproute2
+  # systemd-analyze verify checks the example units (tests/e2e/systemd_units_test.cpp)
+  systemd
   # libfaketime: tests/etcd/skewed_replica_test.cpp and tests/chaos/ run a replica with its clock
   # 30 s off (LD_PRELOAD of libfaketime.so.1 with FAKETIME="+30s") to show that no timestamp is
   # compared across replicas

@@ -86,6 +86,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DrillStep, run_id, step_id, ordi
                                                 before_json, detail_json, cleanup, cleanup_reason,
                                                 started_at, finished_at)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DrillNote, run_id, by, text, at)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Pause, scope, by, reason, since, expected_end)
 
 namespace etcd_records {
 namespace {
@@ -129,6 +130,7 @@ std::string Encode(const WebhookDelivery& d) { return EncodeAny(d); }
 std::string Encode(const DrillRun& r) { return EncodeAny(r); }
 std::string Encode(const DrillStep& s) { return EncodeAny(s); }
 std::string Encode(const DrillNote& n) { return EncodeAny(n); }
+std::string Encode(const Pause& p) { return EncodeAny(p); }
 std::string EncodeOwnership(const Ownership& o) {
   return EncodeAny(OwnershipValue{o.owner, o.epoch, o.updated_at, o.failover_id});
 }
@@ -155,6 +157,7 @@ Status Decode(std::string_view k, std::string_view v, DrillStep& out) {
 Status Decode(std::string_view k, std::string_view v, DrillNote& out) {
   return DecodeAny(k, v, out);
 }
+Status Decode(std::string_view k, std::string_view v, Pause& out) { return DecodeAny(k, v, out); }
 Status DecodeOwnership(std::string_view k, std::string_view v, Ownership& out) {
   OwnershipValue o;
   if (Status s = DecodeAny(k, v, o); !s.ok()) return s;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "state/drill_store.h"
+#include "state/pause_store.h"
 #include "state/status.h"
 #include "state/types.h"
 
@@ -25,6 +26,7 @@ std::string Encode(const WebhookDelivery& d);
 std::string Encode(const DrillRun& r);
 std::string Encode(const DrillStep& s);
 std::string Encode(const DrillNote& n);
+std::string Encode(const Pause& p);
 // Everything but the table, which is the key.
 std::string EncodeOwnership(const Ownership& o);
 
@@ -37,6 +39,7 @@ Status Decode(std::string_view key, std::string_view value, WebhookDelivery& out
 Status Decode(std::string_view key, std::string_view value, DrillRun& out);
 Status Decode(std::string_view key, std::string_view value, DrillStep& out);
 Status Decode(std::string_view key, std::string_view value, DrillNote& out);
+Status Decode(std::string_view key, std::string_view value, Pause& out);
 // The owner, epoch, updated_at and failover id; the caller sets the table.
 Status DecodeOwnership(std::string_view key, std::string_view value, Ownership& out);
 

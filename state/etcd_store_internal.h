@@ -17,11 +17,12 @@
 #include "state/drill_store.h"
 #include "state/etcd_records.h"
 #include "state/etcd_store.h"
+#include "state/pause_store.h"
 #include "state/store_checks.h"
 
 namespace icewarden {
 
-class EtcdStore final : public StateStore, public DrillStore {
+class EtcdStore final : public StateStore, public DrillStore, public PauseStore {
  public:
   EtcdStore(std::shared_ptr<EtcdClient> etcd, EtcdStoreOptions options,
             std::shared_ptr<Clock> clock);
@@ -60,6 +61,9 @@ class EtcdStore final : public StateStore, public DrillStore {
   Result<std::vector<DrillStep>> ListDrillSteps(const std::string& run_id) override;
   Status AddDrillNote(const DrillNote& note, const AuditEvent& why) override;
   Result<std::vector<DrillNote>> ListDrillNotes(const std::string& run_id) override;
+  Status PutPause(const Pause& pause, const AuditEvent& why) override;
+  Status DeletePause(const std::string& scope, const AuditEvent& why) override;
+  Result<std::vector<Pause>> ListPauses() override;
 
   // Two of a txn's operations are the audit event and its counter.
   std::size_t MaxOwnershipBatch() const override { return options_.max_txn_ops - 2; }

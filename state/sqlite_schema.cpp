@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 5> kMigrations{{
+constexpr std::array<Migration, 6> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -215,6 +215,15 @@ CREATE TABLE drill_notes (
   at INTEGER NOT NULL
 );
 CREATE INDEX drill_notes_by_run ON drill_notes (run_id, seq);
+)sql"},
+    {6, "paused automation", R"sql(
+CREATE TABLE pauses (
+  scope TEXT PRIMARY KEY CHECK (scope <> ''),
+  by TEXT NOT NULL,
+  reason TEXT NOT NULL CHECK (reason <> ''),
+  since INTEGER NOT NULL,
+  expected_end INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql"},
 }};
 

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "state/drill_store.h"
+#include "state/pause_store.h"
 #include "state/sqlite_db.h"
 #include "state/state_store.h"
 #include "state/store_checks.h"
@@ -46,7 +47,7 @@ inline std::int64_t SqlLimit(std::size_t limit) {
   return limit == 0 ? -1 : static_cast<std::int64_t>(limit);
 }
 
-class SqliteStore final : public StateStore, public DrillStore {
+class SqliteStore final : public StateStore, public DrillStore, public PauseStore {
  public:
   SqliteStore(SqliteConnection db, std::shared_ptr<Clock> clock, bool read_only)
       : db_(std::move(db)), clock_(std::move(clock)), read_only_(read_only) {}
@@ -92,6 +93,9 @@ class SqliteStore final : public StateStore, public DrillStore {
   Result<std::vector<DrillStep>> ListDrillSteps(const std::string& run_id) override;
   Status AddDrillNote(const DrillNote& note, const AuditEvent& why) override;
   Result<std::vector<DrillNote>> ListDrillNotes(const std::string& run_id) override;
+  Status PutPause(const Pause& pause, const AuditEvent& why) override;
+  Status DeletePause(const std::string& scope, const AuditEvent& why) override;
+  Result<std::vector<Pause>> ListPauses() override;
 
  private:
   // The prepared statement for `sql`, compiled on first use and kept for the life of the
@@ -114,7 +118,7 @@ class SqliteStore final : public StateStore, public DrillStore {
   std::shared_ptr<Clock> clock_;
   const bool read_only_;
   Durability synchronous_ = Durability::kDurable;  // what OpenSqliteStore set
-  std::int64_t ownership_commits_ = 0;  // this connection's committed ownership batches
+  std::int64_t ownership_commits_ = 0;             // this connection's committed ownership batches
   // Declared after db_ so that the statements are finalized before the connection closes.
   std::map<std::string, SqliteStatement, std::less<>> statements_;
 };

@@ -19,6 +19,7 @@
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/api/ownership.h"
+#include "orchestrator/api/pauses.h"
 #include "orchestrator/api/query.h"
 #include "orchestrator/api/readiness.h"
 #include "orchestrator/api/regions.h"
@@ -30,6 +31,7 @@
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
+#include "state/pause_store.h"
 
 namespace icewarden {
 namespace {
@@ -192,6 +194,9 @@ class Api::Impl {
         {"POST", "/api/v1/drills/runs/{id}/notes", Permission::kNoteDrill, {}, &Impl::DrillNote},
         {"GET", "/api/v1/drills/runs/{id}", Permission::kReadFailovers, {}, &Impl::DrillReport},
         {"POST", "/api/v1/drills/{id}/runs", Permission::kRunDrill, {}, &Impl::DrillRun},
+        {"GET", "/api/v1/pauses", Permission::kReadFailovers, {}, &Impl::PauseList},
+        {"POST", "/api/v1/pauses", Permission::kPauseAutomation, {}, &Impl::Pause},
+        {"POST", "/api/v1/pauses/resume", Permission::kPauseAutomation, {}, &Impl::Resume},
         // Webhooks authenticate themselves (a receiver's credentials, or a signature).
         {"POST", "/api/v1/webhooks/alertmanager", std::nullopt, {}, &Impl::AlertmanagerWebhook},
         {"POST", "/api/v1/webhooks/generic/{id}", std::nullopt, {}, &Impl::GenericWebhook},
@@ -268,6 +273,7 @@ class Api::Impl {
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
               "/api/v1/regions/{name}/{fence,unfence}, "
               "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
+              "/api/v1/pauses[/resume], "
               "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics, and the "
               "dashboard at /");
     }
@@ -356,6 +362,12 @@ class Api::Impl {
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
     }
     if (drills_ != nullptr) res.body += RenderDrillMetrics(drills_->Metrics());
+    if (PauseStore* pauses = PauseStoreOf(store_)) {
+      // Without the store's answer the families are left out: icewarden_state_store_up says
+      // why, and an absent pause must not read as "not paused".
+      if (auto listed = pauses->ListPauses(); listed.ok())
+        res.body += RenderPauseMetrics(*listed, clock_.Now());
+    }
     return res;
   }
 
@@ -606,6 +618,19 @@ class Api::Impl {
     if (drills_ == nullptr) return NoDrills();
     Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
     return HandleDrillNote(*drills_, caller, call.id, call.request.body);
+  }
+
+  ApiResponse PauseList(const Call&) { return HandlePauseList(PauseStoreOf(store_), clock_.Now()); }
+  ApiResponse Pause(const Call& call) {
+    if (failovers_ == nullptr)
+      return JsonErrorResponse(503, "unavailable", "this daemon does not run failovers");
+    Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
+    return HandlePause(PauseStoreOf(store_), failovers_->config(), caller, call.request.body,
+                       clock_.Now());
+  }
+  ApiResponse Resume(const Call& call) {
+    Caller caller{call.principal.name, ActorOf(call.principal.role), call.request.remote};
+    return HandleResume(PauseStoreOf(store_), caller, call.request.body, clock_.Now());
   }
 
   // Every plan shows whether its route was ready at the latest readiness round.

@@ -36,6 +36,7 @@ constexpr Grant kGrants[] = {
     {Permission::kSetRegionOverlay, "set_region_overlay", false, true,  false,   true},
     {Permission::kRunDrill,        "run_drill",        false, true,    false,   true},
     {Permission::kNoteDrill,       "note_drill",       false, true,    true,    true},
+    {Permission::kPauseAutomation, "pause_automation", false, true,    true,    true},
 };
 // clang-format on
 

@@ -31,6 +31,7 @@ enum class Permission {
   kSetRegionOverlay,  // fence / unfence a region (an operator's command with a reason)
   kRunDrill,          // start a drill run (a live one proposes a failover: as proposing)
   kNoteDrill,         // add an operator's note to a drill run's report
+  kPauseAutomation,   // pause / resume webhooks' and drills' proposals (stopping is safe)
 };
 
 // "read_audit": for error messages and logs.

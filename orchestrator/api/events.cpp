@@ -26,7 +26,7 @@ constexpr std::size_t kMaxEventsPerPoll = 500;
 constexpr std::size_t kFollowedFailovers = 50;
 
 std::string TypeOf(const std::string& action) {
-  for (const char* prefix : {"region", "failover", "readiness", "drill"}) {
+  for (const char* prefix : {"region", "failover", "readiness", "drill", "automation"}) {
     const std::string p = std::string(prefix) + ".";
     if (action.rfind(p, 0) == 0) return prefix;
   }

@@ -11,7 +11,8 @@
 // a failover is.
 //
 // Event types: `region` (region.*), `failover` (failover.*), `readiness` (readiness.*),
-// `drill` (drill.*), `audit` (the rest), and `step`. A principal who may not read the audit
+// `drill` (drill.*), `automation` (automation.pause and .resume), `audit` (the rest), and
+// `step`. A principal who may not read the audit
 // log (viewer) gets each event's seq, at, action and target, without actor, reason or detail.
 // Thread-safety: one stream belongs to one connection; Poll() reads the store.
 #pragma once

@@ -10,13 +10,16 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <charconv>
 #include <csignal>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -81,7 +84,12 @@ http::response<http::string_body> ToBeastResponse(ApiResponse api, unsigned vers
   return res;
 }
 
-class Session;
+// What the server asks of a connection, whichever stream it runs on.
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void Shutdown() = 0;
+};
 
 // Everything the server shares between its threads and sessions. HttpServer::Impl is this.
 class ServerCore {
@@ -99,7 +107,7 @@ class ServerCore {
   void Run();
   void BeginShutdown();
 
-  std::size_t Register(const std::shared_ptr<Session>& session);
+  std::size_t Register(const std::shared_ptr<SessionBase>& session);
   void Unregister(std::size_t id);
 
   // A response written by the server itself.
@@ -120,12 +128,16 @@ class ServerCore {
  private:
   void Accept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
+  template <class S>
+  void Serve(const std::shared_ptr<S>& session, std::size_t open);
+  Status LoadTls();
+  void WaitForSignal();
   void WaitForConnections(std::chrono::steady_clock::time_point deadline);
 
   // Declared before the io_context: sessions it still owns when it is destroyed
   // unregister themselves here.
   std::mutex sessions_mu_;
-  std::map<std::size_t, std::weak_ptr<Session>> sessions_;
+  std::map<std::size_t, std::weak_ptr<SessionBase>> sessions_;
   std::size_t next_session_id_ = 0;
 
  public:
@@ -134,6 +146,7 @@ class ServerCore {
   net::strand<net::io_context::executor_type> strand;
   tcp::acceptor acceptor;
   std::optional<net::signal_set> signals;
+  std::optional<net::ssl::context> tls;  // set by Listen() when options.tls is
   net::steady_timer retry_timer;
   net::steady_timer drain_timer;
   bool listening = false;
@@ -141,11 +154,19 @@ class ServerCore {
 };
 
 // One TCP connection: reads requests one after another (keep-alive), hands each to the
-// handler, writes the answer. Every step runs on the connection's own strand.
-class Session : public std::enable_shared_from_this<Session> {
+// handler, writes the answer. Every step runs on the connection's own strand. `Stream` is
+// beast::tcp_stream, or an ssl_stream over one when the server has TLS: then the handshake
+// comes first, within the read timeout. Timeouts, cancellation and closing act on the TCP
+// stream underneath. A TLS connection is closed without a close_notify: every answer but a
+// stream has a length, and waiting for a client's close_notify would hold shutdown up.
+template <class Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
  public:
-  Session(tcp::socket&& socket, ServerCore& server)
-      : server_(server), stream_(std::move(socket)), remote_(RemoteOf(stream_.socket())) {
+  template <class... Context>
+  Session(tcp::socket&& socket, ServerCore& server, Context&... tls)
+      : server_(server), stream_(std::move(socket), tls...), remote_(RemoteOf(tcp().socket())) {
     ++server_.connections;
   }
 
@@ -155,39 +176,61 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Start() {
-    id_ = server_.Register(shared_from_this());
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
+    id_ = server_.Register(this->shared_from_this());
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->Handshake([self] { self->ReadRequest(); });
+    });
   }
 
   // Past the connection limit: say so and close.
   void Reject() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      self->SendLocal(503, "unavailable", "too many connections; retry later", false);
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->Handshake([self] {
+        self->SendLocal(503, "unavailable", "too many connections; retry later", false);
+      });
     });
   }
 
   // Server shutdown: an idle connection closes now; a request being read or answered
   // finishes first (ReadRequest and OnWrite see `stopping`).
-  void Shutdown() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
-      const bool idle = self->reading_ && self->buffer_.size() == 0 && self->parser_ &&
-                        !self->parser_->got_some();
-      if (idle) self->stream_.cancel();
+  void Shutdown() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      const bool idle = self->handshaking_ || (self->reading_ && self->buffer_.size() == 0 &&
+                                               self->parser_ && !self->parser_->got_some());
+      if (idle) self->tcp().cancel();
       if (self->stream_timer_) self->stream_timer_->cancel();  // a stream ends now
     });
   }
 
  private:
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
+  template <class Next>
+  void Handshake(Next next) {
+    if constexpr (kTls) {
+      tcp().expires_after(server_.options.read_timeout);
+      handshaking_ = true;
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = this->shared_from_this(), next](beast::error_code ec) {
+                                self->handshaking_ = false;
+                                if (ec) return self->Close();  // not TLS, or not trusted
+                                next();
+                              });
+    } else {
+      next();
+    }
+  }
+
   void ReadRequest() {
     if (server_.stopping) return Close();
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server_.options.header_limit, UINT32_MAX)));
-    stream_.expires_after(server_.options.read_timeout);
+    tcp().expires_after(server_.options.read_timeout);
     reading_ = true;
     http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+                     beast::bind_front_handler(&Session::OnRead, this->shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, std::size_t) {
@@ -248,9 +291,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void StreamWrite(std::string text) {
     if (text.empty()) return StreamWait();
     stream_text_ = std::move(text);
-    stream_.expires_after(server_.options.write_timeout);
+    tcp().expires_after(server_.options.write_timeout);
     net::async_write(stream_, net::buffer(stream_text_),
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return self->Close();
                        self->StreamWait();
                      });
@@ -260,7 +303,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (server_.stopping) return Close();
     if (!stream_timer_) stream_timer_.emplace(stream_.get_executor());
     stream_timer_->expires_after(server_.options.stream_poll);
-    stream_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+    stream_timer_->async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || self->server_.stopping) return self->Close();
       std::optional<std::string> more;
       try {
@@ -285,9 +328,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Write(http::response<http::string_body>&& res, After after) {
     response_ = std::move(res);
-    stream_.expires_after(server_.options.write_timeout);
+    tcp().expires_after(server_.options.write_timeout);
     http::async_write(stream_, *response_,
-                      [self = shared_from_this(), after](beast::error_code ec, std::size_t) {
+                      [self = this->shared_from_this(), after](beast::error_code ec, std::size_t) {
                         self->OnWrite(ec, after);
                       });
   }
@@ -307,30 +350,31 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Drain() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
     drain_deadline_ = std::chrono::steady_clock::now() + server_.options.read_timeout;
     discard_.resize(16 << 10);
     DrainSome();
   }
 
   void DrainSome() {
-    stream_.expires_at(drain_deadline_);
-    stream_.async_read_some(net::buffer(discard_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->drained_ += n;
-                              if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
-                              self->DrainSome();
-                            });
+    tcp().expires_at(drain_deadline_);
+    // Below TLS too: what is dropped need not be decrypted.
+    tcp().async_read_some(net::buffer(discard_),
+                          [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->drained_ += n;
+                            if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
+                            self->DrainSome();
+                          });
   }
 
   void Close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.close();
+    tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    tcp().close();
   }
 
   ServerCore& server_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   const std::string remote_;
   std::size_t id_ = 0;
   beast::flat_buffer buffer_;
@@ -340,12 +384,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<net::steady_timer> stream_timer_;
   std::string stream_text_;  // being written
   bool reading_ = false;
+  bool handshaking_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::size_t drained_ = 0;
   std::string discard_;  // allocated only when draining
 };
 
-std::size_t ServerCore::Register(const std::shared_ptr<Session>& session) {
+std::size_t ServerCore::Register(const std::shared_ptr<SessionBase>& session) {
   std::lock_guard lock(sessions_mu_);
   const std::size_t id = ++next_session_id_;
   sessions_.emplace(id, session);
@@ -370,6 +415,7 @@ Status ServerCore::Listen() {
     }
     address = results.begin()->endpoint().address();
   }
+  if (Status loaded = LoadTls(); !loaded.ok()) return loaded;
   const tcp::endpoint endpoint(address, options.port);
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
@@ -383,11 +429,46 @@ Status ServerCore::Listen() {
   bound_port = acceptor.local_endpoint(ec).port();
   if (options.handle_signals) {
     signals.emplace(strand, SIGINT, SIGTERM);
-    signals->async_wait([this](beast::error_code e, int) {
-      if (!e) BeginShutdown();
-    });
+    if (options.on_hangup) signals->add(SIGHUP);
+    WaitForSignal();
   }
   listening = true;
+  return Status::Ok();
+}
+
+void ServerCore::WaitForSignal() {
+  signals->async_wait([this](beast::error_code e, int signal) {
+    if (e) return;
+    if (signal != SIGHUP) {
+      BeginShutdown();
+      return;
+    }
+    options.on_hangup();
+    WaitForSignal();
+  });
+}
+
+Status ServerCore::LoadTls() {
+  if (!options.tls) return Status::Ok();
+  const HttpServerTls& t = *options.tls;
+  net::ssl::context ctx(net::ssl::context::tls_server);
+  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                  net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                  net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain_file(t.cert_file, ec);
+  if (ec) return Status::InvalidArgument("tls cert_file '" + t.cert_file + "': " + ec.message());
+  ctx.use_private_key(net::buffer(t.key_pem), net::ssl::context::pem, ec);
+  if (ec) return Status::InvalidArgument("tls key for '" + t.cert_file + "': " + ec.message());
+  if (!t.client_ca_file.empty()) {
+    ctx.load_verify_file(t.client_ca_file, ec);
+    if (ec) {
+      return Status::InvalidArgument("tls client_ca_file '" + t.client_ca_file +
+                                     "': " + ec.message());
+    }
+    ctx.set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert);
+  }
+  tls.emplace(std::move(ctx));
   return Status::Ok();
 }
 
@@ -421,14 +502,27 @@ void ServerCore::OnAccept(beast::error_code ec, tcp::socket socket) {
     beast::error_code ignored;
     socket.close(ignored);  // far past the limit: not even a 503
   } else {
-    auto session = std::make_shared<Session>(std::move(socket), *this);
-    if (open >= options.max_connections) {
-      session->Reject();
+    // Answers go out when written, not after Nagle's wait for the client's delayed ACK.
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (tls) {
+      Serve(std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(std::move(socket),
+                                                                            *this, *tls),
+            open);
     } else {
-      session->Start();
+      Serve(std::make_shared<Session<beast::tcp_stream>>(std::move(socket), *this), open);
     }
   }
   Accept();
+}
+
+template <class S>
+void ServerCore::Serve(const std::shared_ptr<S>& session, std::size_t open) {
+  if (open >= options.max_connections) {
+    session->Reject();
+  } else {
+    session->Start();
+  }
 }
 
 void ServerCore::BeginShutdown() {
@@ -439,7 +533,7 @@ void ServerCore::BeginShutdown() {
   acceptor.close(ignored);
   retry_timer.cancel();
   if (signals) signals->cancel(ignored);
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     std::lock_guard lock(sessions_mu_);
     for (auto& [id, weak] : sessions_)
@@ -482,6 +576,13 @@ void HttpServer::Run() { impl_->Run(); }
 
 void HttpServer::Stop() {
   net::post(impl_->strand, [impl = impl_.get()] { impl->BeginShutdown(); });
+}
+
+bool HttpServer::Responsive(std::chrono::milliseconds within) {
+  auto answered = std::make_shared<std::promise<void>>();
+  std::future<void> done = answered->get_future();
+  net::post(impl_->ioc, [answered] { answered->set_value(); });
+  return done.wait_for(within) == std::future_status::ready;
 }
 
 Result<HttpServerOptions> HttpServerOptionsFor(const ApiConfig& api) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "orchestrator/api/api.h"
@@ -31,6 +32,13 @@
 #include "state/status.h"
 
 namespace icewarden {
+
+// TLS on the listener (HTTP/1.1 over TLS 1.2 or later). Read when Listen() is called.
+struct HttpServerTls {
+  std::string cert_file;       // PEM: the certificate chain, leaf first
+  std::string key_pem;         // its private key (PEM text: it may come from a variable)
+  std::string client_ca_file;  // PEM: demand client certificates signed by these CAs; empty: none
+};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // an IP address or a resolvable name
@@ -45,8 +53,13 @@ struct HttpServerOptions {
   // stream's delivery latency is at most this plus a write. A poll with nothing new is two
   // indexed store reads (events.cpp), so 20 dashboards cost little at 10 polls a second.
   std::chrono::milliseconds stream_poll{100};
+  std::optional<HttpServerTls> tls;  // none: plain HTTP
   int threads = 1;             // threads running the event loop, including the one calling Run()
   bool handle_signals = true;  // SIGINT and SIGTERM begin an orderly shutdown
+  // With handle_signals: SIGHUP calls this (on the server's strand, so it must return at
+  // once, e.g. by waking a thread of its own) and the server goes on. Unset: SIGHUP keeps
+  // its default action.
+  std::function<void()> on_hangup;
   // Told the status of every response the server writes itself (413, 431, 400, 503), e.g.
   // to count it with Api::CountResponse. Optional; called from the server's threads.
   std::function<void(int status)> on_server_response;
@@ -73,7 +86,8 @@ class HttpServer {
 
   // Binds and listens; from here on port() is the real port, connections queue in the
   // kernel, and (with handle_signals) SIGINT/SIGTERM are caught. kInvalidArgument for a
-  // host that does not resolve, kUnavailable when the address cannot be bound.
+  // host that does not resolve or TLS files OpenSSL refuses, kUnavailable when the address
+  // cannot be bound.
   Status Listen();
   std::uint16_t port() const;
 
@@ -83,6 +97,11 @@ class HttpServer {
 
   // Begins an orderly shutdown. Thread-safe; idempotent; may precede Run().
   void Stop();
+
+  // Whether the server's event loop runs a task posted to it within `within`: the liveness a
+  // watchdog asks for (a loop wedged by a handler that never returns answers false).
+  // Thread-safe; false before Run() and after it returned.
+  bool Responsive(std::chrono::milliseconds within);
 
  private:
   class Impl;

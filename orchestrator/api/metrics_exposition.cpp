@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "orchestrator/failovers/automation_pause.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
 
@@ -145,6 +146,23 @@ std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot) {
 }
 
 // ---- Drills (issue 10 item 3): a separate block so the families above stay as they are. ----
+
+std::string RenderPauseMetrics(const std::vector<Pause>& pauses, std::int64_t now_ms) {
+  Page page;
+  page.Family("icewarden_automation_paused",
+              "1 for each scope where webhooks and scheduled drills propose nothing (icewarden "
+              "pause).",
+              "gauge");
+  for (const Pause& p : pauses) page.Sample("icewarden_automation_paused", {{"scope", p.scope}}, 1);
+  page.Family("icewarden_automation_pause_overdue_seconds",
+              "How long a pause has outlived the --for it was given; 0 before that or without "
+              "one.",
+              "gauge");
+  for (const Pause& p : pauses)
+    page.Sample("icewarden_automation_pause_overdue_seconds", {{"scope", p.scope}},
+                static_cast<std::uint64_t>(PauseOverdueMillis(p, now_ms) / 1000));
+  return page.Take();
+}
 
 std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills) {
   Page page;

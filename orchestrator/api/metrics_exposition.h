@@ -46,6 +46,14 @@ struct DrillMetric {
 //   icewarden_drill_last_success_timestamp_seconds{drill}   gauge
 //   icewarden_drill_last_rto_seconds{drill}                 gauge
 std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills);
+
+struct Pause;
+// Paused automation (orchestrator/failovers/automation_pause.h), one sample per paused scope:
+//   icewarden_automation_paused{scope}                   gauge, 1 (families always present)
+//   icewarden_automation_pause_overdue_seconds{scope}    gauge, past the pause's --for; 0
+//                                                        before it or with no --for
+// Both computed on this daemon's clock: an alert on overdue > 0 compares no two clocks.
+std::string RenderPauseMetrics(const std::vector<Pause>& pauses, std::int64_t now_ms);
 // ---- readiness, probe latency and webhooks (issue 10 items 5 and 6) --------------------------
 
 struct RouteReadiness;

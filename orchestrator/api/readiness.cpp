@@ -32,25 +32,6 @@ ApiResponse ReadinessResponse(const ReadinessBoard* board) {
                             {"routes", std::move(routes)}});
 }
 
-namespace {
-
-// A plan shows its guards evaluated at the request; the round's guard checks, up to
-// policies.readiness_interval older, would contradict them after a command that changed one
-// (right after `failover ack`, the round still said "cooldown"). So beside a plan the round
-// says what only it knows: templates and preflights.
-RouteReadiness WithoutGuards(RouteReadiness r) {
-  std::erase_if(r.checks, [](const ReadinessCheck& c) { return c.kind == "guard"; });
-  std::erase_if(r.reasons, [](const std::string& reason) {
-    const std::size_t from = reason.rfind("from ", 0) == 0 ? reason.find(": ") : std::string::npos;
-    const std::size_t at = from == std::string::npos ? 0 : from + 2;
-    return reason.compare(at, 6, "guard ") == 0;
-  });
-  r.ready = r.reasons.empty();
-  return r;
-}
-
-}  // namespace
-
 json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route, UnixMillis now) {
   std::string why;
   if (board == nullptr) {
@@ -58,7 +39,9 @@ json ReadinessOfRoute(const ReadinessBoard* board, const std::string& route, Uni
   } else if (!board->Latest()) {
     why = "the first readiness round has not finished yet";
   } else if (auto r = board->Route(route)) {
-    json j = RouteReadinessJson(WithoutGuards(*r));
+    // The plan's guards are evaluated at the request; the round's, up to readiness_interval
+    // older, would contradict them after a command that changed one (`failover ack`).
+    json j = RouteReadinessJson(WithoutGuardChecks(*r));
     j["guards"] = "left out: the plan's guards are evaluated now";
     j["age_ms"] = std::max<UnixMillis>(0, now - r->checked_at);
     return j;

@@ -10,6 +10,7 @@
 #include "orchestrator/cli/cluster.h"
 #include "orchestrator/cli/drill.h"
 #include "orchestrator/cli/failover.h"
+#include "orchestrator/cli/pause.h"
 #include "orchestrator/cli/readiness.h"
 #include "orchestrator/cli/runbook.h"
 #include "orchestrator/gateway/gateway.h"
@@ -74,6 +75,12 @@ int RunCli(int argc, char** argv) {
                    "serve the dashboard's files from this directory, read on every request so "
                    "a change shows on reload (development; e.g. orchestrator/dashboard/www)")
       ->check(CLI::ExistingDirectory);
+  serve_cmd
+      ->add_option("--log-format", serve.log_format,
+                   "text, or json: one object a line with failover, drill and region "
+                   "fields")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   serve_cmd->callback([&] { exit_code = CmdServe(serve); });
 
   GatewayCommandOptions gateway;
@@ -85,6 +92,9 @@ int RunCli(int argc, char** argv) {
   gateway_cmd->add_option("--listen", gateway.listen, "HOST:PORT to serve on (overrides listen)");
   gateway_cmd->add_option("--state", gateway.state_path,
                           "SQLite state file (overrides state.path)");
+  gateway_cmd->add_option("--log-format", gateway.log_format, "text, or json: one object a line")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   gateway_cmd->callback([&] { exit_code = CmdGateway(gateway); });
 
   auto* config_cmd = app.add_subcommand("config", "work with config files");
@@ -188,6 +198,28 @@ int RunCli(int argc, char** argv) {
   switchover_cmd->add_flag("--id-only", switchover.id_only,
                            "print only the new failover's id on stdout (the plan on stderr)");
   switchover_cmd->callback(with_token([&] { return CmdFailoverPropose(client, switchover, yes); }));
+
+  // Pausing automation: the brake an operator reaches for mid-incident (cli/pause.h).
+  PauseOptions pause;
+  auto* pause_cmd = app.add_subcommand(
+      "pause", "pause automation: webhooks and scheduled drills propose nothing in a scope");
+  AddClientOptions(pause_cmd, client, token_file);
+  pause_cmd->add_option("--scope", pause.scope, "all, region:NAME, route:NAME or drill:NAME")
+      ->capture_default_str();
+  pause_cmd->add_option("--reason", pause.reason, "why, for the audit log")->required();
+  pause_cmd->add_option("--for", pause.for_duration,
+                        "when you expect to resume (e.g. 2h); past it the pause is overdue and "
+                        "alerts, it is not lifted");
+  pause_cmd->callback(with_token([&] { return CmdPause(client, pause); }));
+  std::string resume_scope = "all", resume_reason;
+  auto* resume_cmd = app.add_subcommand("resume", "lift a pause of automation");
+  AddClientOptions(resume_cmd, client, token_file);
+  resume_cmd->add_option("--scope", resume_scope, "the paused scope")->capture_default_str();
+  resume_cmd->add_option("--reason", resume_reason, "why, for the audit log")->required();
+  resume_cmd->callback(with_token([&] { return CmdResume(client, resume_scope, resume_reason); }));
+  auto* pauses_cmd = app.add_subcommand("pauses", "what automation is paused, by whom, until when");
+  AddClientOptions(pauses_cmd, client, token_file);
+  pauses_cmd->callback(with_token([&] { return CmdPauseList(client); }));
 
   auto* region_cmd = app.add_subcommand("region", "a region's administrative overlays");
   region_cmd->require_subcommand(1);

@@ -14,6 +14,7 @@
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/cluster/cluster_internal.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/service/service.h"
 #include "state/etcd_store.h"
 #include "state/sqlite_store.h"
 
@@ -54,12 +55,20 @@ Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
   }
   std::cout << "icewarden: standby http://" << http.host << ":" << server.port() << " (" << about
             << ")" << std::endl;
+  // A standby is started as far as systemd goes: it answers, and it takes over by itself.
+  if (Status s = NotifySupervisor("READY=1\nSTATUS=standby: following the leader"); !s.ok())
+    spdlog::warn("cannot tell the supervisor the standby is ready: {}", s.message());
   std::atomic<bool> stopped{false};
   std::thread serving([&] {
     server.Run();
     stopped = true;
   });
-  const bool leads = leadership.Campaign(stopped);
+  bool leads = false;
+  {
+    SupervisorWatchdog watchdog(
+        [&server](std::chrono::milliseconds budget) { return server.Responsive(budget); });
+    leads = leadership.Campaign(stopped);
+  }
   server.Stop();
   serving.join();
   return leads;

@@ -231,6 +231,17 @@ struct DrillConfig {
   int line = 0, column = 0;
 };
 
+// A listener's `tls:` (orchestrator/config/server_tls.cpp): the certificate icewarden presents
+// to those who call it, and the CA they (icewarden's own calls among them) trust it by.
+struct ServerTlsConfig {
+  std::string cert_file;  // PEM: the certificate chain, leaf first; empty: no TLS
+  Secret key;             // its private key (PEM): key_file or key_env
+  // PEM: the CA that signed cert_file, trusted by icewarden's own calls to this listener
+  // (gateway.fence asking a gateway); empty: the system's CAs.
+  std::string ca_file;
+  bool enabled() const { return !cert_file.empty(); }
+};
+
 // ---- gateways: (orchestrator/config/gateways.cpp; served by orchestrator/gateway/) ----
 
 // One catalog gateway (`icewarden gateway --name NAME`): an Iceberg REST endpoint that engines
@@ -247,8 +258,9 @@ struct GatewayConfig {
   // warehouse, else "icewarden". Each region's own prefix comes from its GET /v1/config.
   std::string prefix;
   // The base URI the config endpoint's overrides.uri sends engines back to. Default:
-  // http://<listen> (with an ephemeral port, the port actually bound).
+  // http://<listen>, https:// with tls (with an ephemeral port, the port actually bound).
   std::string advertise;
+  ServerTlsConfig tls;                               // engines connect over https:// when set
   int threads = 32;                                  // requests in progress at once
   std::size_t max_body_bytes = 8u << 20;             // larger request bodies are answered 413
   int queue_per_table = 16;                          // commits waiting for one table; more: 503
@@ -256,6 +268,10 @@ struct GatewayConfig {
   std::chrono::milliseconds store_poll{20};          // how often the store is checked for changes
   int line = 0, column = 0;
 };
+
+// Whether the gateway listens on a port chosen at start (HOST:0), which the orchestrator cannot
+// know to ask unless `advertise` says where it is.
+bool ListensOnEphemeralPort(const GatewayConfig& gateway);
 
 // state.etcd.tls (orchestrator/config/etcd_access.cpp): how icewarden trusts, and is known to,
 // the etcd members behind https:// endpoints. Paths are resolved against the config's folder.

@@ -7,6 +7,7 @@
 //       region: us-east-1                        # reads go here first
 //       forward_to: [us-east-1, eu-central-1]    # default: every region
 //       prefix: lab                              # default: the region's warehouse
+//       tls: {cert_file: gw.pem, key_file: gw.key, ca_file: ca.pem}   # optional (server_tls.cpp)
 //
 // Everything a gateway needs to reach a catalog (URI, warehouse, credentials, TLS) is the
 // region's own entry under `regions:`; engines' credentials are passed through.
@@ -33,15 +34,17 @@ bool IsPlainSegment(const std::string& s) {
 }  // namespace
 
 std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
-                                        const std::vector<RegionConfig>& regions) {
+                                        const std::vector<RegionConfig>& regions,
+                                        const ConfigSources& sources) {
   std::vector<GatewayConfig> gateways;
   std::vector<std::string> names;
   std::vector<std::string> listens;
   auto items = value.List();
   if (!items) return gateways;
   for (const auto& item : *items) {
-    auto map = item.Map({"name", "listen", "region", "forward_to", "prefix", "advertise", "threads",
-                         "max_body_bytes", "queue_per_table", "forward_timeout", "store_poll"});
+    auto map =
+        item.Map({"name", "listen", "region", "forward_to", "prefix", "advertise", "tls", "threads",
+                  "max_body_bytes", "queue_per_table", "forward_timeout", "store_poll"});
     if (!map) continue;
     GatewayConfig gateway;
     gateway.line = static_cast<int>(item.mark().line) + 1;
@@ -114,6 +117,16 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
         }
       }
     }
+    if (auto v = map->Get("tls")) {
+      gateway.tls = ReadServerTls(*v, sources);
+      // Engines told http:// would speak plain HTTP to a TLS listener and fail on every call.
+      if (gateway.tls.enabled() && gateway.advertise.rfind("http://", 0) == 0) {
+        map->Get("advertise")
+            ->Error(
+                "the gateway serves TLS, so engines must be sent to an "
+                "https:// URL; write advertise: https://...");
+      }
+    }
     ReadWithin(*map, "threads", &gateway.threads, 2, 1024);
     int body_bytes = 0;
     if (ReadWithin(*map, "max_body_bytes", &body_bytes, 1024, 256 << 20)) {
@@ -127,6 +140,11 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
   return gateways;
 }
 
+bool ListensOnEphemeralPort(const GatewayConfig& gateway) {
+  const std::string& l = gateway.listen;
+  return l.size() >= 2 && l.compare(l.size() - 2, 2, ":0") == 0;
+}
+
 void CheckGatewayClosedEvidence(const YamlValue& item, const std::vector<GatewayConfig>& gateways) {
   if (gateways.empty()) {
     item.Error(
@@ -136,8 +154,7 @@ void CheckGatewayClosedEvidence(const YamlValue& item, const std::vector<Gateway
   }
   // The orchestrator must be able to ask every gateway, or no closure can ever be confirmed.
   for (const GatewayConfig& g : gateways) {
-    const bool ephemeral = g.listen.size() >= 2 && g.listen.substr(g.listen.size() - 2) == ":0";
-    if (ephemeral && g.advertise.empty()) {
+    if (ListensOnEphemeralPort(g) && g.advertise.empty()) {
       item.Error("gateway_closed needs every gateway to confirm its closure, and gateway '" +
                  g.name + "' (line " + std::to_string(g.line) +
                  ") listens on a port chosen at start without advertise:, so it cannot be asked; "

@@ -333,7 +333,7 @@ Config ReadConfigDocument(const YamlValue& root, const ConfigSources& sources) {
     config.webhooks = ReadWebhooks(*v, config.regions, config.failovers, sources);
   if (auto v = map->Get("alerts")) config.alerts = ReadAlertRoutes(*v);
   if (auto v = map->Get("drills")) config.drills = ReadDrills(*v, config.regions, config.failovers);
-  if (auto v = map->Get("gateways")) config.gateways = ReadGateways(*v, config.regions);
+  if (auto v = map->Get("gateways")) config.gateways = ReadGateways(*v, config.regions, sources);
   if (gateway_closed) CheckGatewayClosedEvidence(*gateway_closed, config.gateways);
   return config;
 }

@@ -117,7 +117,10 @@ void CheckListen(const YamlValue& v, const std::string& s);
 
 // The `gateways:` list (gateways.cpp): catalog gateways that enforce ownership per table.
 std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
-                                        const std::vector<RegionConfig>& regions);
+                                        const std::vector<RegionConfig>& regions,
+                                        const ConfigSources& sources);
+// A listener's `tls:` (server_tls.cpp): cert_file with key_file or key_env, and ca_file.
+ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources);
 
 // policies.fencing_evidence names gateway_closed (at `item`): there must be gateways, each one
 // the orchestrator can ask (gateways.cpp).

@@ -4,7 +4,9 @@
 
 #include "orchestrator/config/config.h"
 #include "orchestrator/drills/drill_service.h"
+#include "orchestrator/failovers/automation_pause.h"
 #include "state/drill_store.h"
+#include "state/pause_store.h"
 
 namespace icewarden {
 
@@ -44,11 +46,19 @@ std::vector<std::string> DrillScheduler::Tick() {
       slot = *later;
     }
     Caller scheduler{"drill-scheduler", ActorKind::kOperator, "internal"};
-    CommandOutcome started = d_.service->Run(scheduler, {d.name, d.mode, slot});
+    CommandOutcome started;
+    if (std::string paused = PausedBecause(d, now); !paused.empty()) {
+      started.status = Status::FailedPrecondition(paused);
+    } else {
+      started = d_.service->Run(scheduler, {d.name, d.mode, slot});
+    }
     if (started.status.ok()) {
       out.push_back("drill " + d.name + ": started " +
                     started.body["run"].value("id", std::string()) + " for the slot " +
                     FormatUnixMillis(slot));
+    } else if (started.status.code() == StatusCode::kFailedPrecondition) {
+      out.push_back("drill " + d.name + ": the slot " + FormatUnixMillis(slot) +
+                    " is skipped: " + started.status.message());
     } else if (started.status.code() == StatusCode::kConflict) {
       out.push_back("drill " + d.name + ": the slot " + FormatUnixMillis(slot) +
                     " has run already");
@@ -67,6 +77,24 @@ std::vector<std::string> DrillScheduler::Tick() {
   if (d_.log)
     for (const std::string& line : out) d_.log(line);
   return out;
+}
+
+std::string DrillScheduler::PausedBecause(const DrillConfig& d, UnixMillis now) const {
+  if (d_.pauses == nullptr) return "";
+  AutomationTarget target{d.route, d.from, d.to, d.name};
+  if (d_.routes != nullptr) {
+    for (const FailoverRouteConfig& r : *d_.routes) {
+      if (r.name != d.route) continue;
+      if (target.from.empty() && r.from != "*") target.from = r.from;
+      if (target.to.empty()) target.to = r.to;
+    }
+  }
+  auto pauses = d_.pauses->ListPauses();
+  // A store that cannot say whether the drill is paused does not run it: a drill skipped is
+  // a finding; a drill run against a pause is a breach of it.
+  if (!pauses.ok()) return "cannot read the pauses: " + pauses.status().message();
+  auto covering = CoveringPause(*pauses, target);
+  return covering ? PauseRefusal(*covering, now) : "";
 }
 
 void DrillScheduler::Start() {

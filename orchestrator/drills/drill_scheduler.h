@@ -6,7 +6,8 @@
 // scheduler looks for the first slot after the later of the drill's last recorded slot and
 // `now - catch_up`: a slot missed while the daemon was down runs once when it comes back
 // (within catch_up), and never a second time. When several slots were missed only the
-// latest runs: a rehearsal is about now, not a backlog.
+// latest runs: a rehearsal is about now, not a backlog. A slot a pause covers is skipped,
+// never run late when the pause is lifted.
 //
 // Tick() does one round against the Clock, so tests drive time; Start() runs Tick every
 // `interval` of real time on its own thread until Stop().
@@ -31,12 +32,18 @@ namespace icewarden {
 
 class DrillService;
 class DrillStore;
+class PauseStore;
 struct DrillConfig;
+struct FailoverRouteConfig;
 
 struct DrillSchedulerDeps {
   const std::vector<DrillConfig>* drills = nullptr;
   DrillService* service = nullptr;
   DrillStore* store = nullptr;
+  // A slot that a pause covers (automation_pause.h) is skipped, and said so in the log.
+  // Null: nothing is paused. `routes` gives a drill's regions when the drill names none.
+  PauseStore* pauses = nullptr;
+  const std::vector<FailoverRouteConfig>* routes = nullptr;
   std::shared_ptr<Clock> clock;
   std::chrono::milliseconds catch_up{std::chrono::hours(1)};
   std::chrono::milliseconds interval{std::chrono::seconds(1)};
@@ -58,6 +65,9 @@ class DrillScheduler {
   void Stop();
 
  private:
+  // The refusal of the pause covering `d`, or empty when none does.
+  std::string PausedBecause(const DrillConfig& d, UnixMillis now) const;
+
   DrillSchedulerDeps d_;
   std::map<std::string, CronSchedule> schedules_;
   std::map<std::string, UnixMillis> next_;

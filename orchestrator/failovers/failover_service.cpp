@@ -11,12 +11,14 @@
 #include "health/lag_monitor.h"
 #include "orchestrator/api/json.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/failovers/automation_pause.h"
 #include "orchestrator/failovers/route_table.h"
 #include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
 #include "runbooks/plan.h"
 #include "state/clock.h"
 #include "state/json_text.h"
+#include "state/pause_store.h"
 #include "state/state_store.h"
 
 namespace icewarden {
@@ -266,6 +268,15 @@ CommandOutcome FailoverService::Propose(const Caller& caller, const ProposeReque
         std::string("no failover route in the config for a ") + FailoverKindName(f.kind) +
         " from " + f.from + " to " + f.to + " of scope " + f.scope +
         (known.empty() ? "; the config has no failovers: section" : "; routes are " + known)));
+  }
+  // A pause takes automation's proposals back into people's hands (automation_pause.h).
+  if (caller.kind == ActorKind::kWebhook) {
+    if (PauseStore* pauses = PauseStoreOf(*d_.store)) {
+      auto listed = pauses->ListPauses();
+      if (!listed.ok()) return Refuse(listed.status());
+      if (auto p = CoveringPause(*listed, {route->config.name, f.from, f.to, ""}))
+        return Refuse(Status::FailedPrecondition(PauseRefusal(*p, d_.clock->Now())));
+    }
   }
   f.runbook = route->config.runbook;
   f.plan.route = route->config.name;

@@ -33,19 +33,21 @@ struct Config;
 
 struct GatewayCommandOptions {
   std::string config_path;
-  std::string name;        // which gateways: entry; may be empty when there is only one
-  std::string listen;      // overrides its listen when set
-  std::string state_path;  // overrides state.path (SQLite) when set
+  std::string name;                 // which gateways: entry; may be empty when there is only one
+  std::string listen;               // overrides its listen when set
+  std::string state_path;           // overrides state.path (SQLite) when set
+  std::string log_format = "text";  // "text" | "json" (orchestrator/service/service.h)
 };
 
 // Serves until SIGINT/SIGTERM. Returns 0, 1 (it could not start) or 2 (bad config or name).
 int CmdGateway(const GatewayCommandOptions& options);
 
 // Where the orchestrator asks a gateway about closures: its advertise URL, else
-// http://<listen>; empty for a gateway on a port chosen at start without advertise.
+// http(s)://<listen>; empty for a gateway on a port chosen at start without advertise.
 struct GatewayEndpoint {
   std::string name;
   std::string url;
+  std::string ca_file;  // trusted for its certificate (tls.ca_file); empty: the system's CAs
 };
 std::vector<GatewayEndpoint> GatewayEndpoints(const Config& config);
 

@@ -122,6 +122,7 @@ class GatewayFenceAction final : public ParsedAction<FenceSpec> {
         HttpCall call;
         call.method = "GET";
         call.url = s.gateway->url + "/icewarden/v1/closures/" + ctx.failover_id;
+        call.ca_file = s.gateway->ca_file;
         ActionContext poll = ctx;
         poll.deadline = std::min(ctx.deadline, std::chrono::steady_clock::now() + 2s);
         HttpReply reply = SendHttp(call, poll);
@@ -189,9 +190,9 @@ std::vector<GatewayEndpoint> GatewayEndpoints(const Config& config) {
   std::vector<GatewayEndpoint> out;
   for (const GatewayConfig& g : config.gateways) {
     std::string url = g.advertise;
-    const bool ephemeral = g.listen.size() >= 2 && g.listen.substr(g.listen.size() - 2) == ":0";
-    if (url.empty() && !ephemeral) url = "http://" + g.listen;
-    out.push_back({g.name, url});
+    if (url.empty() && !ListensOnEphemeralPort(g))
+      url = (g.tls.enabled() ? "https://" : "http://") + g.listen;
+    out.push_back({g.name, url, g.tls.ca_file});
   }
   return out;
 }

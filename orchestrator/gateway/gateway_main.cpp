@@ -1,7 +1,6 @@
 // CmdGateway: loads the config, opens the state store the orchestrator writes, and serves one
 // gateway until a signal.
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "orchestrator/gateway/gateway_metrics.h"
 #include "orchestrator/gateway/region_catalogs.h"
 #include "orchestrator/gateway/write_admission.h"
+#include "orchestrator/service/service.h"
 #include "state/etcd_store.h"
 #include "state/sqlite_store.h"
 
@@ -70,13 +70,23 @@ ApiResponse SpecError(int status, std::string_view, const std::string& message) 
 }  // namespace
 
 int CmdGateway(const GatewayCommandOptions& options) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("icewarden-gateway"));
+  auto log_format = ParseLogFormat(options.log_format);
+  if (!log_format.ok()) {
+    std::cerr << "icewarden gateway: " << log_format.status().message() << '\n';
+    return kUsage;
+  }
+  ConfigureLogging("icewarden-gateway", *log_format);
   ConfigLoad load = LoadConfig(options.config_path);
   if (!load.errors.empty()) {
     for (const auto& e : load.errors) std::cerr << e.ToString() << '\n';
     return kUsage;
   }
   Config config = std::move(*load.config);
+  {
+    std::vector<std::string> regions;
+    for (const RegionConfig& r : config.regions) regions.push_back(r.name);
+    ConfigureLogging("icewarden-gateway", *log_format, std::move(regions));
+  }
   if (!options.state_path.empty()) config.state.path = options.state_path;
   std::vector<std::string> names;
   for (const auto& g : config.gateways) names.push_back(g.name);
@@ -114,6 +124,8 @@ int CmdGateway(const GatewayCommandOptions& options) {
   http->body_limit = gateway.max_body_bytes;
   http->threads = gateway.threads;
   http->local_error = SpecError;
+  if (gateway.tls.enabled())
+    http->tls = HttpServerTls{gateway.tls.cert_file, gateway.tls.key.value(), ""};
 
   auto store = OpenStore(config);
   if (!store.ok()) {
@@ -140,14 +152,22 @@ int CmdGateway(const GatewayCommandOptions& options) {
   }
   std::string advertise = gateway.advertise;
   if (advertise.empty()) {
-    advertise = "http://" + http->host + ":" + std::to_string(server.port());
+    advertise = std::string(gateway.tls.enabled() ? "https://" : "http://") + http->host + ":" +
+                std::to_string(server.port());
   }
   handler = std::make_unique<GatewayHandler>(config, gateway, advertise, **store, catalogs,
                                              admission, queue, metrics);
   // The one line scripts and tests wait for, on stdout.
   std::cout << "icewarden gateway " << gateway.name << ": " << advertise << "/v1/" << gateway.prefix
             << " (reads: " << gateway.region << ")" << std::endl;
-  server.Run();
+  if (Status s = NotifySupervisor("READY=1\nSTATUS=gateway " + gateway.name + " serving"); !s.ok())
+    spdlog::warn("cannot tell the supervisor the gateway is ready: {}", s.message());
+  {
+    SupervisorWatchdog watchdog(
+        [&server](std::chrono::milliseconds budget) { return server.Responsive(budget); });
+    server.Run();
+  }
+  (void)NotifySupervisor("STOPPING=1");
   watch.Stop();
   return kOk;
 }

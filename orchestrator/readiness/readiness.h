@@ -67,6 +67,12 @@ struct RouteReadiness {
 // {route, kind, from, to, scope, ready, reasons, checks: [{kind, name, action?, from, ok,
 //  checked, reason}], checked_at (RFC 3339), checked_at_unix_ms, took_ms}
 nlohmann::json RouteReadinessJson(const RouteReadiness& r);
+// reasons (one per failed check, "from REGION: " first on a route from "*") and ready, from
+// the checks.
+void SettleReasons(RouteReadiness* r);
+// The readiness with its guard checks left out, reasons and ready settled again: what a plan
+// shows beside its own guards, evaluated at the request (orchestrator/api/readiness.h).
+RouteReadiness WithoutGuardChecks(RouteReadiness r);
 
 struct ReadinessDeps {
   const Config* config = nullptr;

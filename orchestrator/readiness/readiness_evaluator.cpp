@@ -84,6 +84,25 @@ std::vector<RouteReadiness> ReadinessEvaluator::EvaluateAll() const {
   return out;
 }
 
+void SettleReasons(RouteReadiness* r) {
+  r->reasons.clear();
+  for (const ReadinessCheck& c : r->checks) {
+    if (c.ok) continue;
+    std::string reason = c.from.empty() || r->from != "*" ? "" : "from " + c.from + ": ";
+    reason += c.kind + " " + c.name;
+    if (!c.action.empty()) reason += " (" + c.action + ")";
+    reason += ": " + c.reason;
+    r->reasons.push_back(std::move(reason));
+  }
+  r->ready = r->reasons.empty();
+}
+
+RouteReadiness WithoutGuardChecks(RouteReadiness r) {
+  std::erase_if(r.checks, [](const ReadinessCheck& c) { return c.kind == "guard"; });
+  SettleReasons(&r);
+  return r;
+}
+
 RouteReadiness ReadinessEvaluator::Evaluate(const LoadedRoute& route) const {
   const auto started = std::chrono::steady_clock::now();
   RouteReadiness out;
@@ -99,15 +118,7 @@ RouteReadiness ReadinessEvaluator::Evaluate(const LoadedRoute& route) const {
     for (const RegionConfig& r : d_.config->regions)
       if (r.name != route.config.to) EvaluateFrom(route, r.name, true, &out);
   }
-  for (const ReadinessCheck& c : out.checks) {
-    if (c.ok) continue;
-    std::string reason = c.from.empty() || route.config.from != "*" ? "" : "from " + c.from + ": ";
-    reason += c.kind + " " + c.name;
-    if (!c.action.empty()) reason += " (" + c.action + ")";
-    reason += ": " + c.reason;
-    out.reasons.push_back(std::move(reason));
-  }
-  out.ready = out.reasons.empty();
+  SettleReasons(&out);
   out.took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   return out;

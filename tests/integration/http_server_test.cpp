@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -20,6 +22,8 @@
 #include "orchestrator/api/api.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
+#include "tests/fakes/test_paths.h"
+#include "tests/fakes/test_pki.h"
 
 namespace icewarden {
 namespace {
@@ -419,6 +423,100 @@ TEST(HttpServerStreamTest, StopEndsAnEndlessStream) {
   server.server().Stop();
   EXPECT_TRUE(server.RunReturnsWithin(3s));
   EXPECT_EQ(reader.wait_for(3s), std::future_status::ready) << "the stream was not closed";
+}
+
+// TLS on the listener, with certificates the openssl CLI makes for the suite.
+class HttpServerTlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testing::HaveOpenSslCli()) return;
+    dir_ = testing::MakeTempDir("http-server-tls");
+    std::string error;
+    ASSERT_TRUE(testing::MakeTestCa(dir_, "ca", &ca_, &error)) << error;
+    ASSERT_TRUE(
+        testing::MakeTestLeaf(dir_, "server", ca_, "IP:127.0.0.1", "serverAuth", &server_, &error))
+        << error;
+    ASSERT_TRUE(
+        testing::MakeTestLeaf(dir_, "client", ca_, "DNS:client", "clientAuth", &client_, &error))
+        << error;
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!testing::HaveOpenSslCli()) GTEST_SKIP() << "openssl CLI is not installed";
+  }
+  static HttpServerOptions TlsOptions(const std::string& client_ca = "") {
+    HttpServerOptions o = TestOptions();
+    std::ifstream key(server_.key);
+    o.tls = HttpServerTls{server_.cert, std::string(std::istreambuf_iterator<char>(key), {}),
+                          client_ca};
+    return o;
+  }
+  static std::unique_ptr<httplib::Client> Trusting(int port) {
+    auto c = std::make_unique<httplib::Client>("https://127.0.0.1:" + std::to_string(port));
+    c->set_ca_cert_path(ca_.cert);
+    c->set_connection_timeout(2);
+    c->set_read_timeout(2);
+    return c;
+  }
+
+  static std::string dir_;
+  static testing::TestCa ca_;
+  static testing::TestLeaf server_, client_;
+};
+
+std::string HttpServerTlsTest::dir_;
+testing::TestCa HttpServerTlsTest::ca_;
+testing::TestLeaf HttpServerTlsTest::server_, HttpServerTlsTest::client_;
+
+TEST_F(HttpServerTlsTest, ServesHttpsToAClientThatTrustsTheCaAndNothingInCleartext) {
+  RunningServer running(TlsOptions(), Echo);
+  auto r = Trusting(running.port())->Get("/v1/hello");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["target"], "/v1/hello");
+
+  httplib::Client plain("127.0.0.1", running.port());
+  plain.set_read_timeout(2);
+  EXPECT_FALSE(plain.Get("/v1/hello")) << "a cleartext request is not answered";
+
+  auto keep = Trusting(running.port());
+  keep->set_keep_alive(true);
+  EXPECT_EQ(keep->Get("/one")->status, 200);
+  EXPECT_EQ(keep->Get("/two")->status, 200);
+}
+
+TEST_F(HttpServerTlsTest, StopClosesAConnectionThatNeverFinishedItsHandshake) {
+  RunningServer running(TlsOptions(), Echo);
+  RawConnection idle(running.port());
+  ASSERT_TRUE(idle.connected());
+  running.server().Stop();
+  EXPECT_TRUE(running.RunReturnsWithin(1500ms)) << "shutdown waited on the handshake";
+}
+
+TEST_F(HttpServerTlsTest, AClientCaDemandsACertificateItSigned) {
+  RunningServer running(TlsOptions(ca_.cert), Echo);
+  auto anonymous = Trusting(running.port())->Get("/v1/hello");
+  EXPECT_FALSE(anonymous) << "answered " << anonymous->status << " without a client certificate";
+
+  httplib::Client known("https://127.0.0.1:" + std::to_string(running.port()), client_.cert,
+                        client_.key);
+  known.set_ca_cert_path(ca_.cert);
+  known.set_connection_timeout(2);
+  auto r = known.Get("/v1/hello");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTlsTest, AKeyThatIsNotTheCertificatesFailsListenNamingTheFile) {
+  HttpServerOptions o = TlsOptions();
+  std::ifstream other(client_.key);
+  o.tls->key_pem = std::string(std::istreambuf_iterator<char>(other), {});
+  HttpServer server(o, Echo);
+  Status s = server.Listen();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find(server_.cert), std::string::npos) << s.message();
 }
 
 }  // namespace

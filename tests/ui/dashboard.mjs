@@ -107,6 +107,23 @@ try {
   await axe(op, "overview");
   await shot(op, "02-overview-healthy");
 
+  step("the operator pauses automation from the overview, sees who and why, and resumes");
+  assert.match(await op.locator("#automation-status").innerText(), /^On:/);
+  await op.locator("#pause-form").getByLabel("Reason").fill("change window (ui test)");
+  await op.locator("#pause-form").getByLabel("Expected to resume in").fill("2h");
+  await op.getByRole("button", {name: "Pause", exact: true}).click();
+  await op.locator("#pauses").getByText("change window (ui test)").waitFor();
+  assert.match(await op.locator("#automation-status").innerText(), /^Paused/);
+  const paused = await op.request.get(URL_ + "/api/v1/pauses",
+    {headers: {Authorization: "Bearer " + TOKENS.viewer}}).then((r) => r.json());
+  assert.equal(paused.pauses.length, 1);
+  assert.equal(paused.pauses[0].by, "operator");
+  await axe(op, "overview-paused");
+  await shot(op, "02b-overview-paused");
+  await op.locator("#pause-form").getByLabel("Reason").fill("window over (ui test)");
+  await op.getByRole("button", {name: "Resume all"}).click();
+  await op.locator("#automation-status").getByText("On:").waitFor();
+
   step("the lab stops us-east-1's catalog: the overview shows it unreachable, no reload");
   await op.evaluate(() => { window.__sameDocument = true; });
   await lab("POST", "/lab/regions/us-east-1/stop");

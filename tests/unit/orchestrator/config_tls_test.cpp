@@ -15,6 +15,7 @@
 
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/gateway/gateway.h"
 #include "tests/fakes/test_paths.h"
 #include "tests/fakes/test_pki.h"
 
@@ -84,6 +85,19 @@ class ConfigTlsTest : public ::testing::Test {
     std::vector<std::string> out;
     for (const auto& e : load.errors) out.push_back(e.ToString());
     return out;
+  }
+  // A config whose one gateway has `tls_lines` under tls: (line 10), after `extra` lines.
+  static std::string GatewayDoc(const std::string& tls_lines, const std::string& extra = "") {
+    return "regions:\n"
+           "  - name: us-east-1\n"
+           "    catalog_uri: http://127.0.0.1:8181\n"
+           "ownership:\n"
+           "  default_owner: us-east-1\n"
+           "gateways:\n"
+           "  - name: gw\n"
+           "    region: us-east-1\n"
+           "    listen: 127.0.0.1:18443\n" +
+           extra + "    tls:\n" + tls_lines;
   }
   // "DIR/c.yaml:LINE:COL: regions[0].tls...": the prefix every expected error starts with.
   static std::string At(int line, int col, const std::string& path) {
@@ -375,6 +389,46 @@ TEST_F(ConfigErrorsEtcdTlsTest, AuthNeedsAUserAndAPasswordFromAFileOrTheEnvironm
                      EnvOf({{"ETCD_PW", "pw-from-env-3"}})),
               ElementsAre(At(7, 22, "state.etcd.auth.username") +
                           "must name an etcd user (etcdctl user add NAME)"));
+}
+
+TEST_F(ConfigTlsTest, AGatewaysTlsLandsInTheConfigAndWhereTheFenceAsksIt) {
+  ConfigLoad load =
+      Load(GatewayDoc("      cert_file: client.crt\n"
+                      "      key_file: client.key\n"
+                      "      ca_file: ca.crt\n"));
+  ASSERT_THAT(load.errors, IsEmpty()) << load.errors[0].ToString();
+  const ServerTlsConfig& tls = load.config->gateways[0].tls;
+  EXPECT_TRUE(tls.enabled());
+  EXPECT_EQ(tls.cert_file, client_.cert);
+  EXPECT_THAT(tls.key.value(), HasSubstr("PRIVATE KEY-----"));
+  EXPECT_EQ(tls.ca_file, ca_.cert);
+  std::vector<GatewayEndpoint> endpoints = GatewayEndpoints(*load.config);
+  ASSERT_EQ(endpoints.size(), 1u);
+  EXPECT_EQ(endpoints[0].url, "https://127.0.0.1:18443");
+  EXPECT_EQ(endpoints[0].ca_file, ca_.cert);
+}
+
+TEST_F(ConfigTlsTest, AGatewaysCertificateWithoutItsKeyIsAnError) {
+  EXPECT_THAT(Errors(GatewayDoc("      cert_file: client.crt\n")),
+              ElementsAre(At(11, 7, "gateways[0].tls") +
+                          "a server certificate needs its private key: set key_file or key_env"));
+}
+
+TEST_F(ConfigTlsTest, AGatewaysKeyOfAnotherCertificateIsAnError) {
+  EXPECT_THAT(
+      Errors(GatewayDoc("      cert_file: client.crt\n"
+                        "      key_file: other.key\n")),
+      ElementsAre(At(12, 17, "gateways[0].tls.key_file") +
+                  "the private key is not the key of this certificate ('" + client_.cert + "')"));
+}
+
+TEST_F(ConfigTlsTest, AGatewayServingTlsMayNotAdvertiseHttp) {
+  EXPECT_THAT(Errors(GatewayDoc("      cert_file: client.crt\n"
+                                "      key_file: client.key\n",
+                                "    advertise: http://gw.internal:8181\n")),
+              ElementsAre(At(10, 16, "gateways[0].advertise") +
+                          "the gateway serves TLS, so engines must be sent to an https:// URL; "
+                          "write advertise: https://..."));
 }
 
 }  // namespace

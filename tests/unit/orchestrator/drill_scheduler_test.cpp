@@ -4,6 +4,7 @@
 
 #include <date/date.h>
 
+#include "state/pause_store.h"
 #include "tests/unit/orchestrator/drill_fixture.h"
 
 namespace icewarden::testing {
@@ -27,6 +28,8 @@ class DrillSchedulerTest : public DrillTest {
     d.drills = &config_.drills;
     d.service = drill_service_.get();
     d.store = drills_;
+    d.pauses = PauseStoreOf(*store_);
+    d.routes = &config_.failovers;
     d.clock = clock_;
     return std::make_unique<DrillScheduler>(d);
   }
@@ -87,6 +90,42 @@ TEST_F(DrillSchedulerTest, ASlotMissedWhileDownRunsOnceAfterTheRestart) {
   later->Tick();
   EXPECT_EQ(Slots().back(), Utc(2026, 6, 4, 0, 30));
   EXPECT_EQ(Slots().size(), 2u);
+}
+
+// A pause that covers the drill (by its name, its route or one of its regions) skips the
+// slot, saying why; the slot is not run late when the pause is lifted, and the next one runs.
+TEST_F(DrillSchedulerTest, APausedSlotIsSkippedSayingWhyAndTheNextSlotRunsAfterResume) {
+  PauseStore* pauses = PauseStoreOf(*store_);
+  ASSERT_NE(pauses, nullptr);
+  const std::string drill = config_.drills[0].name;
+  for (const std::string& scope :
+       std::vector<std::string>{"all", "drill:" + drill, "route:us-to-eu", "region:eu-central-1"}) {
+    SCOPED_TRACE(scope);
+    ASSERT_TRUE(
+        pauses->PutPause({scope, "olivia", "db maintenance", 1, 0}, Audit("automation.pause"))
+            .ok());
+    const std::size_t before = Slots().size();
+    auto s = NewScheduler();
+    clock_->Set(Utc(2026, 6, 1, 0, 31));  // a minute past the 02:30 CEST slot
+    const std::vector<std::string> lines = s->Tick();
+    EXPECT_EQ(Slots().size(), before) << "a paused slot runs nothing";
+    bool said = false;
+    for (const std::string& l : lines)
+      said = said || (l.find("is skipped: automation is paused for " + scope + " by olivia") !=
+                          std::string::npos &&
+                      l.find("db maintenance") != std::string::npos);
+    EXPECT_TRUE(said) << (lines.empty() ? "no line" : lines.front());
+    ASSERT_TRUE(pauses->DeletePause(scope, Audit("automation.resume")).ok());
+    s->Tick();
+    EXPECT_EQ(Slots().size(), before) << "the skipped slot is not run late";
+  }
+  // Not paused (a pause of another region's drills elsewhere does not cover this one).
+  ASSERT_TRUE(
+      pauses->PutPause({"drill:other", "olivia", "x", 1, 0}, Audit("automation.pause")).ok());
+  auto s = NewScheduler();
+  clock_->Set(Utc(2026, 7, 6, 0, 31));
+  s->Tick();
+  EXPECT_EQ(Slots().size(), 1u);
 }
 
 }  // namespace

@@ -430,5 +430,107 @@ TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
   }
 }
 
+// `icewarden pause`: while a pause covers the alert's route or regions, the webhook's
+// proposal is refused saying who paused, why and until when, and nothing is recorded, so the
+// alert Alertmanager re-sends after the resume proposes. An operator may still propose.
+TEST_F(WebhooksApiTest, APauseRefusesAWebhooksProposalUntilResumedButNotAnOperators) {
+  ApiResponse paused = Post("/api/v1/pauses",
+                            R"({"scope": "region:us-east-1", "reason": "db maintenance",)"
+                            R"( "for": "2h"})",
+                            "Bearer tok-olivia");
+  ASSERT_EQ(paused.status, 201) << paused.body;
+  EXPECT_EQ(json::parse(paused.body)["pause"]["expected_end"], "2026-01-05T12:00:00.000Z");
+
+  const std::string before = Digest();
+  ApiResponse fired = Alertmanager(Fixture("am-0.25-firing.json"));
+  ASSERT_EQ(fired.status, 200) << fired.body;
+  const json row = json::parse(fired.body)["alerts"][0];
+  EXPECT_EQ(row["result"], "refused") << fired.body;
+  const std::string why = row["decision"];
+  for (const char* part :
+       {"automation is paused for region:us-east-1 by olivia since 2026-01-05T10:00:00.000Z",
+        "expected until 2026-01-05T12:00:00.000Z", "db maintenance",
+        "`icewarden resume --scope region:us-east-1` lifts it"})
+    EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+  EXPECT_EQ(Digest(), before) << "a paused proposal writes nothing";
+  EXPECT_TRUE(Failovers().empty());
+
+  // Past its --for the pause is overdue, not lifted: it still refuses, and says so.
+  clock_->Set(1767607200000 + 3 * 3600 * 1000);
+  fired = Alertmanager(Fixture("am-0.25-firing.json"));
+  EXPECT_NE(
+      json::parse(fired.body)["alerts"][0]["decision"].get<std::string>().find("overdue by 60 min"),
+      std::string::npos)
+      << fired.body;
+  ApiRequest metrics;
+  metrics.method = "GET";
+  metrics.target = "/metrics";
+  const std::string page = api_->Handle(metrics).body;
+  EXPECT_NE(page.find("icewarden_automation_paused{scope=\"region:us-east-1\"} 1\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("icewarden_automation_pause_overdue_seconds{scope=\"region:us-east-1\"} "
+                      "3600\n"),
+            std::string::npos)
+      << page;
+
+  // People still act by hand.
+  const std::string by_hand = Propose();
+  EXPECT_FALSE(by_hand.empty()) << "an operator's proposal is not paused";
+  ASSERT_EQ(Failovers().size(), 1u);
+  ASSERT_TRUE(
+      service_->Abort(Person("olivia", ActorKind::kOperator), by_hand, "not now").status.ok());
+
+  ApiResponse resumed =
+      Post("/api/v1/pauses/resume", R"({"scope": "region:us-east-1", "reason": "done"})",
+           "Bearer tok-olivia");
+  ASSERT_EQ(resumed.status, 200) << resumed.body;
+  EXPECT_EQ(json::parse(resumed.body)["resumed"]["by"], "olivia");
+  fired = Alertmanager(Fixture("am-0.25-firing.json"));
+  EXPECT_EQ(json::parse(fired.body)["alerts"][0]["result"], "proposed") << fired.body;
+}
+
+TEST_F(WebhooksApiTest, PauseRoutesRefuseBadInputWithTheRightStatusAndWriteNothing) {
+  const std::string before = Digest();
+  struct Case {
+    std::string path, body, auth;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"/api/v1/pauses", R"({"reason": "x", "scope": "region:mars"})", "Bearer tok-olivia", 400,
+       "no region named 'mars'"},
+      {"/api/v1/pauses", R"({"reason": "x", "scope": "cluster"})", "Bearer tok-olivia", 400,
+       "a scope is all, region:NAME, route:NAME"},
+      {"/api/v1/pauses", R"({"scope": "all"})", "Bearer tok-olivia", 400, "reason"},
+      {"/api/v1/pauses", R"({"reason": "x", "for": "2 hours"})", "Bearer tok-olivia", 400,
+       "e.g. \"2h\""},
+      {"/api/v1/pauses", R"({"reason": "x", "for": "90d"})", "Bearer tok-olivia", 400,
+       "at most 30d"},
+      {"/api/v1/pauses", R"({"reason": "x", "until": "later"})", "Bearer tok-olivia", 400, "until"},
+      {"/api/v1/pauses", R"({"reason": "x"})", "Bearer tok-viewer", 403, "pause_automation"},
+      {"/api/v1/pauses", R"({"reason": "x"})", "", 401, ""},
+      {"/api/v1/pauses/resume", R"({"reason": "x", "scope": "all"})", "Bearer tok-olivia", 404,
+       "'all' is not paused; nothing is"},
+      {"/api/v1/pauses/resume", R"({"scope": "all"})", "Bearer tok-olivia", 400, "reason"},
+  };
+  for (const Case& c : cases) {
+    ApiResponse r = Post(c.path, c.body, c.auth);
+    EXPECT_EQ(r.status, c.status) << c.body << " -> " << r.body;
+    const json body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object() && body.contains("error")) << r.body;
+    EXPECT_NE(body["error"]["message"].get<std::string>().find(c.says), std::string::npos)
+        << c.body << " -> " << r.body;
+  }
+  EXPECT_EQ(Digest(), before);
+  ApiRequest list;
+  list.method = "GET";
+  list.target = "/api/v1/pauses";
+  list.headers["authorization"] = "Bearer tok-viewer";
+  ApiResponse listed = api_->Handle(list);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(json::parse(listed.body)["pauses"], json::array());
+}
+
 }  // namespace
 }  // namespace icewarden::testing

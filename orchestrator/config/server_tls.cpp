@@ -1,0 +1,42 @@
+// A listener's `tls:` mapping: the certificate icewarden serves with, here a gateway's.
+//
+//   tls:
+//     cert_file: gateway.pem   # PEM chain, leaf first
+//     key_file: gateway.key    # its private key (a secret: or key_env: VAR)
+//     ca_file: ca.pem          # the CA that signed it, for icewarden's own calls (gateway.fence)
+//
+// Read and checked here as OpenSSL will read them (catalog_tls.cpp's functions), so a key
+// for another certificate is a FILE:LINE:COL error of `config validate`, not a gateway that
+// fails to start. Files absent where the config is read follow the secret rules.
+
+#include "health/tls_options.h"
+#include "orchestrator/config/schema.h"
+
+namespace icewarden {
+
+ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources) {
+  ServerTlsConfig tls;
+  auto map = value.Map({"cert_file", "key_file", "key_env", "ca_file"});
+  if (!map) return tls;
+  std::string cert_text;
+  const bool has_cert = map->Require("cert_file") &&
+                        ReadCertificates(*map, "cert_file", sources, &tls.cert_file, &cert_text);
+  if (!map->Has("key_file") && !map->Has("key_env")) {
+    value.Error("a server certificate needs its private key: set key_file or key_env");
+  } else if (auto key = ReadSecret(*map, "key_env", "key_file", sources)) {
+    if (Status ok = CheckPrivateKeyPem(key->secret.value()); !ok.ok()) {
+      key->origin.Error(ok.message());
+    } else if (has_cert) {
+      if (Status match = CheckKeyMatchesCertificate(cert_text, key->secret.value()); !match.ok())
+        key->origin.Error(match.message() + " ('" + tls.cert_file + "')");
+    }
+    tls.key = key->secret;
+  }
+  std::string ca_text;
+  ReadCertificates(*map, "ca_file", sources, &tls.ca_file, &ca_text);
+  // A path that could not be read here leaves cert_file set (ReadCertificates resolves it
+  // first), so a config validated away from the gateway's host still says "TLS".
+  return tls;
+}
+
+}  // namespace icewarden
