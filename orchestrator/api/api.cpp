@@ -197,6 +197,7 @@ class Api::Impl {
         {"GET", "/api/v1/pauses", Permission::kReadFailovers, {}, &Impl::PauseList},
         {"POST", "/api/v1/pauses", Permission::kPauseAutomation, {}, &Impl::Pause},
         {"POST", "/api/v1/pauses/resume", Permission::kPauseAutomation, {}, &Impl::Resume},
+        {"POST", "/api/v1/config/reload", Permission::kReloadConfig, {}, &Impl::ReloadConfig},
         // Webhooks authenticate themselves (a receiver's credentials, or a signature).
         {"POST", "/api/v1/webhooks/alertmanager", std::nullopt, {}, &Impl::AlertmanagerWebhook},
         {"POST", "/api/v1/webhooks/generic/{id}", std::nullopt, {}, &Impl::GenericWebhook},
@@ -273,7 +274,7 @@ class Api::Impl {
               "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
               "/api/v1/regions/{name}/{fence,unfence}, "
               "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
-              "/api/v1/pauses[/resume], "
+              "/api/v1/pauses[/resume], /api/v1/config/reload, "
               "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics, and the "
               "dashboard at /");
     }
@@ -362,6 +363,10 @@ class Api::Impl {
       if (auto lag = live_->Lag()) res.body += RenderLagMetrics(*lag);
     }
     if (drills_ != nullptr) res.body += RenderDrillMetrics(drills_->Metrics());
+    if (reload_status_) {
+      const auto [ok, at] = reload_status_();
+      res.body += RenderConfigReloadMetrics(ok, at);
+    }
     if (PauseStore* pauses = PauseStoreOf(store_)) {
       // Without the store's answer the families are left out: icewarden_state_store_up says
       // why, and an absent pause must not read as "not paused".
@@ -423,6 +428,12 @@ class Api::Impl {
   void SetRegionEvents(RegionEventSink sink) { region_events_ = std::move(sink); }
   void SetDashboard(const Dashboard* dashboard) { dashboard_ = dashboard; }
   void SetClusterStatus(std::function<json()> status) { cluster_status_ = std::move(status); }
+  void SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status) {
+    reload_status_ = std::move(status);
+  }
+  void SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload) {
+    reload_ = std::move(reload);
+  }
 
  private:
   ApiResponse Fence(const Call& c) { return Overlay(c, HealthEvent::kSetFenced); }
@@ -620,6 +631,10 @@ class Api::Impl {
     return HandleDrillNote(*drills_, caller, call.id, call.request.body);
   }
 
+  ApiResponse ReloadConfig(const Call& call) {
+    if (!reload_) return JsonErrorResponse(503, "unavailable", "this daemon does not reload");
+    return reload_(call.principal.name);
+  }
   ApiResponse PauseList(const Call&) { return HandlePauseList(PauseStoreOf(store_), clock_.Now()); }
   ApiResponse Pause(const Call& call) {
     if (failovers_ == nullptr)
@@ -798,14 +813,16 @@ class Api::Impl {
   std::mutex mu_;
   std::map<int, std::uint64_t> responses_;  // status code → count, for /metrics
   std::map<std::pair<std::string, std::string>, std::uint64_t> webhook_outcomes_;  // likewise
-  const LiveView* live_ = nullptr;             // set once before serving starts
-  FailoverService* failovers_ = nullptr;       // likewise
-  DrillService* drills_ = nullptr;             // likewise
-  const ReadinessBoard* readiness_ = nullptr;  // likewise
-  WebhookReceiver* webhooks_ = nullptr;        // likewise
-  RegionEventSink region_events_;              // likewise
-  const Dashboard* dashboard_ = nullptr;       // likewise
-  std::function<json()> cluster_status_;       // empty: one replica
+  const LiveView* live_ = nullptr;                                // set once before serving starts
+  FailoverService* failovers_ = nullptr;                          // likewise
+  DrillService* drills_ = nullptr;                                // likewise
+  const ReadinessBoard* readiness_ = nullptr;                     // likewise
+  WebhookReceiver* webhooks_ = nullptr;                           // likewise
+  RegionEventSink region_events_;                                 // likewise
+  const Dashboard* dashboard_ = nullptr;                          // likewise
+  std::function<json()> cluster_status_;                          // empty: one replica
+  std::function<std::pair<bool, std::int64_t>()> reload_status_;  // empty: no families
+  std::function<ApiResponse(const std::string& actor)> reload_;   // empty: 503
 };
 
 Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
@@ -830,6 +847,12 @@ void Api::SetWebhookReceiver(WebhookReceiver* receiver) { impl_->SetWebhookRecei
 void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::move(sink)); }
 
 void Api::SetDashboard(const Dashboard* dashboard) { impl_->SetDashboard(dashboard); }
+void Api::SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status) {
+  impl_->SetConfigReloadStatus(std::move(status));
+}
+void Api::SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload) {
+  impl_->SetConfigReload(std::move(reload));
+}
 void Api::SetClusterStatus(std::function<json()> status) {
   impl_->SetClusterStatus(std::move(status));
 }

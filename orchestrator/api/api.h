@@ -158,6 +158,13 @@ class Api {
   // replica's view. Optional: without it the route says this is a single replica.
   void SetClusterStatus(std::function<nlohmann::json()> status);
 
+  // Config reloads (orchestrator/serve/config_reload.h): /metrics'
+  // icewarden_config_last_reload_{successful,success_timestamp_seconds} from `status`
+  // (successful, Unix ms of the last success), and POST /api/v1/config/reload (admin) answered
+  // by `reload`. Optional: without them the families are absent and the route answers 503.
+  void SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status);
+  void SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload);
+
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.
   void CountResponse(int status);

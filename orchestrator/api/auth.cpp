@@ -37,6 +37,7 @@ constexpr Grant kGrants[] = {
     {Permission::kRunDrill,        "run_drill",        false, true,    false,   true},
     {Permission::kNoteDrill,       "note_drill",       false, true,    true,    true},
     {Permission::kPauseAutomation, "pause_automation", false, true,    true,    true},
+    {Permission::kReloadConfig,    "reload_config",    false, false,   false,   true},
 };
 // clang-format on
 

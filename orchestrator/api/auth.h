@@ -32,6 +32,7 @@ enum class Permission {
   kRunDrill,          // start a drill run (a live one proposes a failover: as proposing)
   kNoteDrill,         // add an operator's note to a drill run's report
   kPauseAutomation,   // pause / resume webhooks' and drills' proposals (stopping is safe)
+  kReloadConfig,      // re-read the config file (what it says changes who may do what)
 };
 
 // "read_audit": for error messages and logs.

@@ -164,6 +164,20 @@ std::string RenderPauseMetrics(const std::vector<Pause>& pauses, std::int64_t no
   return page.Take();
 }
 
+std::string RenderConfigReloadMetrics(bool last_successful, std::int64_t last_success_ms) {
+  Page page;
+  page.Family("icewarden_config_last_reload_successful",
+              "Whether the last config reload (SIGHUP or POST /api/v1/config/reload) applied.",
+              "gauge");
+  page.Sample("icewarden_config_last_reload_successful", {}, last_successful ? 1 : 0);
+  page.Family("icewarden_config_last_reload_success_timestamp_seconds",
+              "When a config was last loaded successfully (Unix seconds; the start counts).",
+              "gauge");
+  page.Sample("icewarden_config_last_reload_success_timestamp_seconds", {},
+              static_cast<std::uint64_t>(last_success_ms / 1000));
+  return page.Take();
+}
+
 std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills) {
   Page page;
   auto seconds = [](double v) {

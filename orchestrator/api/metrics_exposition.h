@@ -54,6 +54,11 @@ struct Pause;
 //                                                        before it or with no --for
 // Both computed on this daemon's clock: an alert on overdue > 0 compares no two clocks.
 std::string RenderPauseMetrics(const std::vector<Pause>& pauses, std::int64_t now_ms);
+
+// Config reloads, as Prometheus and Alertmanager export theirs:
+//   icewarden_config_last_reload_successful                 gauge 0/1
+//   icewarden_config_last_reload_success_timestamp_seconds  gauge (the start counts)
+std::string RenderConfigReloadMetrics(bool last_successful, std::int64_t last_success_ms);
 // ---- readiness, probe latency and webhooks (issue 10 items 5 and 6) --------------------------
 
 struct RouteReadiness;

@@ -14,7 +14,7 @@
 #include "orchestrator/cli/readiness.h"
 #include "orchestrator/cli/runbook.h"
 #include "orchestrator/gateway/gateway.h"
-#include "orchestrator/serve.h"
+#include "orchestrator/serve/serve.h"
 
 namespace icewarden {
 namespace {

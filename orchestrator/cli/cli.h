@@ -5,9 +5,9 @@
 // HTTP API (--server, --token or ICEWARDEN_TOKEN) and print --output table|json.
 #pragma once
 
-namespace icewarden {
+#include "orchestrator/service/service.h"  // ExitCode
 
-enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitUnauthorized = 3 };
+namespace icewarden {
 
 int RunCli(int argc, char** argv);
 

@@ -19,6 +19,11 @@
 
 namespace icewarden {
 
+// How every icewarden command ends, for shells and supervisors: 0 ok, 1 the operation failed,
+// 2 usage or validation error (systemd does not restart a unit for a bad config with
+// RestartPreventExitStatus=2), 3 not authorized.
+enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitUnauthorized = 3 };
+
 // Sends `state` ("READY=1", "STOPPING=1", "RELOADING=1\nMONOTONIC_USEC=...", ...) to the
 // supervisor. Ok when sent or when there is no $NOTIFY_SOCKET; kUnavailable (with the
 // socket's path) when the socket cannot be reached, which a caller logs and goes on from:

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "tests/fakes/subprocess.h"
+#include "tests/fakes/test_configs.h"
 #include "tests/fakes/test_paths.h"
 
 namespace icewarden {
@@ -76,18 +77,8 @@ class ServeSupervisorTest : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::MakeTempDir("icewarden-notify");
     config_ = dir_ + "/icewarden.yaml";
-    std::ofstream(config_) << R"(api:
-  listen: 127.0.0.1:0
-state:
-  path: state.db
-regions:
-  - name: us-east-1
-    catalog_uri: http://127.0.0.1:9/catalog
-  - name: eu-central-1
-    catalog_uri: http://127.0.0.1:9/catalog
-ownership:
-  default_owner: us-east-1
-gateways:
+    std::ofstream(config_) << "api:\n  listen: 127.0.0.1:0\n"
+                           << testing::kUnreachableRegionsYaml << R"(gateways:
   - name: gw-east
     listen: 127.0.0.1:0
     region: us-east-1

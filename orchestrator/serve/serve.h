@@ -1,4 +1,7 @@
 // `icewarden serve` and `icewarden config validate`: the commands that read a config file.
+// serve.cpp keeps what lives as long as the process (the listener, the state store, the etcd
+// term, the reload thread); daemon.h is everything built from one config; config_reload.h
+// swaps one daemon for the next.
 #pragma once
 
 #include <string>
@@ -16,7 +19,8 @@ struct ServeOptions {
   std::string log_format = "text";  // "text" | "json" (orchestrator/service/service.h)
 };
 
-// Runs the daemon until SIGINT/SIGTERM. Returns an ExitCode (cli.h).
+// Runs the daemon until SIGINT/SIGTERM; SIGHUP reloads the config (config_reload.h). Returns
+// an ExitCode (service.h).
 int CmdServe(const ServeOptions& options);
 
 // Prints every error and warning as FILE:LINE:COL: [warning: ]message on stderr; returns 0,
