@@ -101,7 +101,7 @@ struct TableLag {
   bool diverged = false;
   std::vector<std::int64_t> divergent_snapshot_ids{};  // ascending
   // The newest divergent snapshot's timestamp-ms (the writer's clock): a commit after the
-  // table's ownership last changed is a second writer (orchestrator/split_brain.h).
+  // table's ownership last changed is a second writer (orchestrator/watch/split_brain.h).
   std::optional<UnixMillis> newest_divergent_at{};
   bool uuid_mismatch = false;
   std::chrono::milliseconds owner_retention{0};  // shown next to the lag on purpose

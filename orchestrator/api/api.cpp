@@ -15,7 +15,6 @@
 #include "orchestrator/api/drills.h"
 #include "orchestrator/api/events.h"
 #include "orchestrator/api/failovers.h"
-#include "orchestrator/api/json.h"
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/api/ownership.h"
@@ -29,9 +28,10 @@
 #include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/pause_store.h"
+#include "state/record_json.h"
 
 namespace icewarden {
 namespace {

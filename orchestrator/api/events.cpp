@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "orchestrator/api/api.h"
-#include "orchestrator/api/json.h"
 #include "state/json_text.h"
+#include "state/record_json.h"
 #include "state/state_store.h"
 
 namespace icewarden {

@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "health/lag_monitor.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 
 namespace icewarden {
 

@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <vector>
 
+#include "orchestrator/drills/drill_service.h"
 #include "orchestrator/failovers/automation_pause.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
+#include "orchestrator/watch/live_view.h"
 
 namespace icewarden {
 namespace {

@@ -37,12 +37,9 @@ struct MetricsSnapshot {
 // samples and icewarden_state_store_up is 0, so the scrape still works and can alert.
 std::string RenderMetrics(StateStore& store, const MetricsSnapshot& snapshot);
 
-// Drills: the latest passing run's end and the latest measured RTO per configured drill.
-struct DrillMetric {
-  std::string drill;
-  std::int64_t last_success_at = 0;  // Unix ms; 0: none has passed
-  std::int64_t last_rto_ms = -1;     // -1: none measured
-};
+// Drills (DrillMetric, drill_service.h): the latest passing run's end and the latest measured
+// RTO per configured drill.
+struct DrillMetric;
 //   icewarden_drill_last_success_timestamp_seconds{drill}   gauge
 //   icewarden_drill_last_rto_seconds{drill}                 gauge
 std::string RenderDrillMetrics(const std::vector<DrillMetric>& drills);

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/api/command_body.h"
-#include "orchestrator/api/json.h"
 #include "orchestrator/failovers/automation_pause.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "state/pause_store.h"
+#include "state/record_json.h"
 
 namespace icewarden {
 namespace {

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/api/command_body.h"
-#include "orchestrator/api/json.h"
 #include "orchestrator/failovers/failover_service.h"
+#include "state/record_json.h"
 
 namespace icewarden {
 

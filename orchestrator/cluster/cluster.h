@@ -22,7 +22,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "orchestrator/region_quorum.h"
+#include "orchestrator/watch/region_quorum.h"
 #include "state/etcd_client.h"
 #include "state/etcd_leader.h"
 #include "state/state_store.h"
@@ -128,7 +128,7 @@ class Leadership {
 //   probes --> LiveView --> ReplicaViews --put, leased--> <prefix>views/<replica>
 //                                 ^--range <prefix>views/ every second--'
 //
-// Each replica, leader or standby, re-puts its view (orchestrator/region_quorum.h's
+// Each replica, leader or standby, re-puts its view (orchestrator/watch/region_quorum.h's
 // ReplicaView, as JSON) every second under a lease of leader_ttl, and reads everyone's. A view
 // counts only while its lease lives and while the reader sees it change: how long ago it last
 // changed is measured on the reader's own clock, from the key's mod revision, so no timestamp

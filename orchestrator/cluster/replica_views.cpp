@@ -12,9 +12,9 @@
 
 #include "health/asio_timers.h"
 #include "health/probe_scheduler.h"
-#include "orchestrator/live_view.h"
-#include "orchestrator/region_probes.h"
-#include "orchestrator/region_silence.h"
+#include "orchestrator/watch/live_view.h"
+#include "orchestrator/watch/region_probes.h"
+#include "orchestrator/watch/region_silence.h"
 #include "state/clock.h"
 #include "state/etcd_client.h"
 #include "state/json_text.h"

@@ -1,5 +1,5 @@
 // The `alerts:` section: where icewarden's own alerts go (the split-brain watch's critical
-// alert, orchestrator/split_brain.h). Each route names an alert action kind and its params;
+// alert, orchestrator/watch/split_brain.h). Each route names an alert action kind and its params;
 // the daemon adds the alert's labels, annotations or summary.
 //
 //   alerts:
@@ -8,7 +8,7 @@
 //       params: {url: "http://127.0.0.1:19093"}
 //
 // The params are checked against the action kind when the daemon starts (and by `config
-// validate`), by AlertRoutes (orchestrator/alert_routes.h).
+// validate`), by AlertRoutes (orchestrator/watch/alert_routes.h).
 
 #include <algorithm>
 

@@ -195,7 +195,7 @@ struct WebhooksConfig {
   std::vector<WebhookRuleConfig> rules;
 };
 
-// ---- alerts: (orchestrator/config/alerts.cpp; sent by orchestrator/alert_routes.h) ----
+// ---- alerts: (orchestrator/config/alerts.cpp; sent by orchestrator/watch/alert_routes.h) ----
 
 // Where icewarden's own critical alerts go (a second writer after a promotion): an alert
 // action kind and its params as written; the labels and summary are added when sent.
@@ -300,7 +300,7 @@ struct EtcdStateConfig {
   std::string replica;
   std::string advertise;
   // Every replica's name: who votes when a region's silence is fencing evidence (a majority
-  // must agree; orchestrator/region_quorum.h). Required when the policy accepts
+  // must agree; orchestrator/watch/region_quorum.h). Required when the policy accepts
   // old_region_unreachable.
   std::vector<std::string> replicas;
   EtcdTlsConfig tls;

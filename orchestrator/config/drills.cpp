@@ -16,8 +16,8 @@
 
 #include <algorithm>
 
+#include "orchestrator/config/cron_schedule.h"
 #include "orchestrator/config/schema.h"
-#include "orchestrator/drills/cron_schedule.h"
 
 namespace icewarden {
 namespace {

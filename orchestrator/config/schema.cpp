@@ -87,7 +87,7 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
 }
 
 // `quorum_evidence`: the policy accepts old_region_unreachable, which with several replicas is
-// a majority of state.etcd.replicas (orchestrator/region_quorum.h).
+// a majority of state.etcd.replicas (orchestrator/watch/region_quorum.h).
 EtcdStateConfig ReadEtcdState(const YamlValue& value, bool quorum_evidence,
                               const ConfigSources& sources) {
   using namespace std::chrono_literals;

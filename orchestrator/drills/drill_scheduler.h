@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "orchestrator/drills/cron_schedule.h"
+#include "orchestrator/config/cron_schedule.h"
 #include "state/clock.h"
 
 namespace icewarden {

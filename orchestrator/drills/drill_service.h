@@ -33,11 +33,17 @@
 #include <thread>
 #include <vector>
 
-#include "orchestrator/api/metrics_exposition.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "state/drill_store.h"
 
 namespace icewarden {
+
+// What /metrics shows of a drill (api/metrics_exposition.h renders it).
+struct DrillMetric {
+  std::string drill;
+  std::int64_t last_success_at = 0;  // Unix ms; 0: none has passed
+  std::int64_t last_rto_ms = -1;     // -1: none measured
+};
 
 class ActionRegistry;
 class Clock;

@@ -8,7 +8,7 @@
 #include "orchestrator/config/config.h"
 #include "orchestrator/drills/shadow_targets.h"
 #include "orchestrator/failovers/route_table.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 #include "runbooks/yaml_reader.h"
 #include "state/clock.h"
 #include "state/json_text.h"

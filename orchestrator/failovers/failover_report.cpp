@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "health/replication_lag.h"
-#include "orchestrator/api/json.h"
 #include "state/clock.h"
+#include "state/record_json.h"
 #include "state/state_store.h"
 
 namespace icewarden {

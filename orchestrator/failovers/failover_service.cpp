@@ -9,16 +9,16 @@
 #include "actions/action.h"
 #include "actions/catalog_scope.h"
 #include "health/lag_monitor.h"
-#include "orchestrator/api/json.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/failovers/automation_pause.h"
 #include "orchestrator/failovers/route_table.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/watch/live_view.h"
 #include "runbooks/plan.h"
 #include "state/clock.h"
 #include "state/json_text.h"
 #include "state/pause_store.h"
+#include "state/record_json.h"
 #include "state/state_store.h"
 
 namespace icewarden {

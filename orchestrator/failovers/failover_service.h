@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "orchestrator/failovers/guards.h"
-#include "orchestrator/region_quorum.h"
+#include "orchestrator/watch/region_quorum.h"
 #include "runbooks/template.h"
 #include "state/failover_machine.h"
 #include "state/status.h"
@@ -97,7 +97,7 @@ struct FailoverServiceDeps {
   std::function<void(const std::string& failover_id)> wake;           // may be empty
   // With several replicas (state.backend etcd): every replica's view of the regions, this
   // one's first (orchestrator/cluster/). Set, a region's silence is evidence only when a
-  // majority of state.etcd.replicas agree (orchestrator/region_quorum.h); empty, `live` is
+  // majority of state.etcd.replicas agree (orchestrator/watch/region_quorum.h); empty, `live` is
   // the one vantage point.
   std::function<std::vector<ReplicaView>()> replica_views;
 };

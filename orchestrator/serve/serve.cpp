@@ -16,10 +16,10 @@
 #include "orchestrator/config/catalog_options.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/dashboard/dashboard.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/serve/config_reload.h"
 #include "orchestrator/serve/daemon.h"
 #include "orchestrator/service/service.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 

@@ -34,8 +34,8 @@
 #include "orchestrator/failovers/failover_runner.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "orchestrator/failovers/route_table.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
 

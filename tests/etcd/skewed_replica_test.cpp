@@ -4,7 +4,7 @@
 // evidence must come out exactly as with true clocks, because no timestamp crosses replicas:
 // leases are etcd's, a leader's act_until is its own steady clock, silences are measured on the
 // prober's clock and a peer's view is fresh when its mod revision is seen to change
-// (orchestrator/region_quorum.h, orchestrator/cluster/replica_views.h).
+// (orchestrator/watch/region_quorum.h, orchestrator/cluster/replica_views.h).
 //
 // What would break if a wall-clock timestamp were compared across replicas: a view stamped by a
 // clock 30 s slow would look 30 s old to the others (no vote), and a reader 30 s fast would find

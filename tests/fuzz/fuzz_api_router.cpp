@@ -25,7 +25,7 @@
 #include "health/lag_monitor.h"
 #include "orchestrator/api/api.h"
 #include "orchestrator/dashboard/dashboard.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 
 #include "orchestrator/config/config.h"
 #include "orchestrator/drills/drill_service.h"

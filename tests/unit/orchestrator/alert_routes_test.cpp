@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "actions/action.h"
-#include "orchestrator/alert_routes.h"
 #include "orchestrator/config/config.h"
+#include "orchestrator/watch/alert_routes.h"
 #include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {

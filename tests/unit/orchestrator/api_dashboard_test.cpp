@@ -15,7 +15,7 @@
 #include "orchestrator/api/lag.h"
 #include "orchestrator/api/ui.h"
 #include "orchestrator/dashboard/dashboard.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/test_paths.h"
@@ -301,7 +301,8 @@ TEST_F(ApiDashboardTest, AFilterReadsABoundedNumberOfTablesAndThePageGoesOnFromT
   json first = json::parse(Get("/api/v1/ownership?state=behind&limit=100", "viewer-secret").body);
   EXPECT_EQ(first["tables"].size(), 0u);
   ASSERT_EQ(first["next_after"], "n.t099999") << "where the bounded read stopped";
-  EXPECT_EQ(Tables("state=behind&limit=100&after=n.t099999"), std::vector<std::string>{"n.t100499"});
+  EXPECT_EQ(Tables("state=behind&limit=100&after=n.t099999"),
+            std::vector<std::string>{"n.t100499"});
 }
 
 TEST(ApiLagPairs, EachRegionPairIsSummarisedWithItsStates) {

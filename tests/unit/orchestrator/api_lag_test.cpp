@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/api/api.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_store.h"
 #include "tests/fakes/test_paths.h"

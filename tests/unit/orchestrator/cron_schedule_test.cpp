@@ -1,6 +1,6 @@
 // Drill schedules: cron fields, time zones, and daylight saving (a 02:30 drill runs once on the
 // day the clocks skip 02:00-03:00 and once on the day they repeat 02:00-03:00).
-#include "orchestrator/drills/cron_schedule.h"
+#include "orchestrator/config/cron_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 // after a crash), what its report says, and that a live drill never approves itself.
 #include <gtest/gtest.h>
 
+#include "orchestrator/api/metrics_exposition.h"
 #include "tests/unit/orchestrator/drill_fixture.h"
 
 namespace icewarden::testing {

@@ -11,8 +11,8 @@
 
 #include "orchestrator/api/api.h"
 #include "orchestrator/api/metrics_exposition.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/readiness/readiness.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/test_paths.h"

@@ -1,12 +1,12 @@
-// Detection by quorum (orchestrator/region_quorum.h): who votes, what a vote needs, and the
+// Detection by quorum (orchestrator/watch/region_quorum.h): who votes, what a vote needs, and the
 // views as replicas publish them in etcd (orchestrator/cluster/cluster.h).
-#include "orchestrator/region_quorum.h"
+#include "orchestrator/watch/region_quorum.h"
 
 #include <gtest/gtest.h>
 
 #include "orchestrator/cluster/cluster_internal.h"
 #include "orchestrator/config/config.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 
 namespace icewarden {
 namespace {

@@ -1,6 +1,6 @@
 // Silence as the daemon publishes it (DESIGN.md rule 7): the run kept per region from
 // probe rounds, GET /api/v1/regions, and the unparsed-answer counter on /metrics.
-#include "orchestrator/region_silence.h"
+#include "orchestrator/watch/region_silence.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "health/lag_monitor.h"
-#include "orchestrator/live_view.h"
-#include "orchestrator/split_brain.h"
+#include "orchestrator/watch/live_view.h"
+#include "orchestrator/watch/split_brain.h"
 #include "state/clock.h"
 #include "state/sqlite_store.h"
 

@@ -1,5 +1,6 @@
-// The JSON shapes of the API: how regions, ownership, failovers, steps and audit events
-// look on the wire. One place, so the CLI and the dashboard see the same field names.
+// The JSON shapes of the records: how regions, ownership, failovers, steps and audit events
+// look on the wire, to the API, the failover service's answers, reports, the CLI and the
+// dashboard. One place, below all of them, so every reader sees the same field names.
 //
 // Every timestamp appears twice: "<field>" as RFC 3339 UTC with milliseconds and
 // "<field>_unix_ms" as an integer; both are null when the time is unknown (0).

@@ -1,6 +1,6 @@
 // AlertRoutes: icewarden's own alerts, sent through the `alerts:` routes of the config with the
 // alert action kinds (alert.alertmanager, alert.webhook). Today one alert uses them: the
-// split-brain watch's critical "two writers" page (orchestrator/split_brain.h).
+// split-brain watch's critical "two writers" page (orchestrator/watch/split_brain.h).
 // Thread-safety: Send may be called from any thread (the actions are stateless).
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "health/probe_scheduler.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/types.h"
 
 namespace icewarden {

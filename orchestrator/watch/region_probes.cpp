@@ -1,4 +1,4 @@
-#include "orchestrator/region_probes.h"
+#include "orchestrator/watch/region_probes.h"
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 

@@ -1,4 +1,4 @@
-#include "orchestrator/region_silence.h"
+#include "orchestrator/watch/region_silence.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,10 +1,10 @@
-#include "orchestrator/region_quorum.h"
+#include "orchestrator/watch/region_quorum.h"
 
 #include <algorithm>
 
 #include "health/replication_lag.h"
 #include "orchestrator/config/config.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 
 namespace icewarden {
 namespace {

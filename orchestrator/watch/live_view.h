@@ -31,7 +31,7 @@ struct ProbeRoundView {
 // A region whose latest probe rounds got no answer at all (refused, timed out,
 // unresolvable), since the first such round in an unbroken run. Any answer, whatever its
 // status or body, ends the run: only silence is evidence (DESIGN.md rule 7).
-// A second writer the split-brain watch acted on (orchestrator/split_brain.h), by
+// A second writer the split-brain watch acted on (orchestrator/watch/split_brain.h), by
 // (dotted table, region): `icewarden lag` marks the row while it stays diverged.
 struct SplitBrainMark {
   UnixMillis detected_at = 0;

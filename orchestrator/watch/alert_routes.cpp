@@ -1,10 +1,10 @@
-#include "orchestrator/alert_routes.h"
+#include "orchestrator/watch/alert_routes.h"
 
 #include <nlohmann/json.hpp>
 
 #include "actions/action.h"
 #include "orchestrator/config/config.h"
-#include "orchestrator/split_brain.h"
+#include "orchestrator/watch/split_brain.h"
 
 namespace icewarden {
 namespace {

@@ -1,10 +1,10 @@
-#include "orchestrator/split_brain.h"
+#include "orchestrator/watch/split_brain.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "health/lag_monitor.h"
-#include "orchestrator/live_view.h"
+#include "orchestrator/watch/live_view.h"
 #include "state/clock.h"
 #include "state/json_text.h"
 #include "state/state_store.h"

@@ -1,4 +1,4 @@
-#include "orchestrator/api/json.h"
+#include "state/record_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "orchestrator/catalog_watch.h"
+#include "orchestrator/watch/catalog_watch.h"
 
 #include <utility>  // before Asio: Boost 1.74 + GCC 12
 
@@ -20,10 +20,10 @@
 #include "health/lag_monitor.h"
 #include "health/probe_scheduler.h"
 #include "orchestrator/config/config.h"
-#include "orchestrator/live_view.h"
 #include "orchestrator/orchestrator.h"
-#include "orchestrator/region_probes.h"
-#include "orchestrator/region_silence.h"
+#include "orchestrator/watch/live_view.h"
+#include "orchestrator/watch/region_probes.h"
+#include "orchestrator/watch/region_silence.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 

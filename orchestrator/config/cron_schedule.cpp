@@ -1,4 +1,4 @@
-#include "orchestrator/drills/cron_schedule.h"
+#include "orchestrator/config/cron_schedule.h"
 
 #include <date/tz.h>
 
