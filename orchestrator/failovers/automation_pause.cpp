@@ -18,10 +18,8 @@ int Rank(const std::string& scope) {
 
 bool Covers(const std::string& scope, const AutomationTarget& t) {
   if (scope == "all") return true;
-  auto named = [&scope](std::string_view kind, const std::string& name) {
-    return !name.empty() && scope.size() == kind.size() + name.size() &&
-           scope.compare(0, kind.size(), kind) == 0 &&
-           scope.compare(kind.size(), name.size(), name) == 0;
+  auto named = [&scope](const char* kind, const std::string& name) {
+    return !name.empty() && scope == kind + name;
   };
   return named("region:", t.from) || named("region:", t.to) || named("route:", t.route) ||
          named("drill:", t.drill);

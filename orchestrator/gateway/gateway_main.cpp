@@ -22,8 +22,6 @@
 namespace icewarden {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kUsage = 2;
-
 Result<std::unique_ptr<StateStore>> OpenStore(const Config& config) {
   auto clock = SystemClock();
   if (config.state.backend != "etcd") {
@@ -73,13 +71,13 @@ int CmdGateway(const GatewayCommandOptions& options) {
   auto log_format = ParseLogFormat(options.log_format);
   if (!log_format.ok()) {
     std::cerr << "icewarden gateway: " << log_format.status().message() << '\n';
-    return kUsage;
+    return kExitUsage;
   }
   ConfigureLogging("icewarden-gateway", *log_format);
   ConfigLoad load = LoadConfig(options.config_path);
   if (!load.errors.empty()) {
     for (const auto& e : load.errors) std::cerr << e.ToString() << '\n';
-    return kUsage;
+    return kExitUsage;
   }
   Config config = std::move(*load.config);
   {
@@ -106,7 +104,7 @@ int CmdGateway(const GatewayCommandOptions& options) {
                       : "no gateway named '" + options.name + "' in " + options.config_path +
                             "; gateways are " + list)
               << '\n';
-    return kUsage;
+    return kExitUsage;
   }
   GatewayConfig gateway = *found;
   if (!options.listen.empty()) gateway.listen = options.listen;
@@ -119,7 +117,7 @@ int CmdGateway(const GatewayCommandOptions& options) {
   if (!http.ok()) {
     std::cerr << "icewarden gateway: listen " << gateway.listen << ": " << http.status().message()
               << '\n';
-    return kUsage;
+    return kExitUsage;
   }
   http->body_limit = gateway.max_body_bytes;
   http->threads = gateway.threads;
@@ -130,7 +128,7 @@ int CmdGateway(const GatewayCommandOptions& options) {
   auto store = OpenStore(config);
   if (!store.ok()) {
     std::cerr << "icewarden gateway: " << store.status().message() << '\n';
-    return kFailed;
+    return kExitFailed;
   }
   RegionCatalogs catalogs(config, gateway.forward_to);
   for (const std::string& problem : catalogs.ReadConfigs()) {
@@ -148,7 +146,7 @@ int CmdGateway(const GatewayCommandOptions& options) {
   if (Status s = server.Listen(); !s.ok()) {
     std::cerr << "icewarden gateway: cannot listen on " << gateway.listen << ": " << s.message()
               << '\n';
-    return kFailed;
+    return kExitFailed;
   }
   std::string advertise = gateway.advertise;
   if (advertise.empty()) {
@@ -169,7 +167,7 @@ int CmdGateway(const GatewayCommandOptions& options) {
   }
   (void)NotifySupervisor("STOPPING=1");
   watch.Stop();
-  return kOk;
+  return kExitOk;
 }
 
 }  // namespace icewarden

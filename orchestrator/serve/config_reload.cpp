@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "orchestrator/cluster/cluster.h"
+#include "orchestrator/service/service.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
@@ -76,25 +77,35 @@ void ConfigReloader::StopCurrent() {
   if (auto d = Current()) d->Stop();
 }
 
+std::optional<Config> ConfigReloader::Read(const Daemon& running,
+                                           std::vector<std::string>* errors) const {
+  ConfigLoad load = load_();
+  for (const ConfigError& e : load.errors) errors->push_back(e.ToString());
+  if (!load.errors.empty()) return std::nullopt;
+  if (auto fixed = ChangesNeedingRestart(running.config(), *load.config); !fixed.empty()) {
+    errors->push_back(running.config().source_path + ": " + Join(fixed) +
+                      " cannot change without a restart; restart icewarden to apply them");
+    return std::nullopt;
+  }
+  return std::move(*load.config);
+}
+
+namespace {
+
+std::string Refused(const std::string& path, std::size_t errors) {
+  return "reload refused: " + path + " has " + std::to_string(errors) +
+         (errors == 1 ? " error" : " errors") + "; the running config is kept";
+}
+
+}  // namespace
+
 ReloadOutcome ConfigReloader::Check(const std::string& actor) {
   ReloadOutcome out;
   const std::shared_ptr<Daemon> running = Current();
-  const std::string path = running->config().source_path;
-  ConfigLoad load = load_();
-  for (const ConfigError& e : load.errors) out.errors.push_back(e.ToString());
-  if (out.errors.empty()) {
-    if (auto fixed = ChangesNeedingRestart(running->config(), *load.config); !fixed.empty()) {
-      out.errors.push_back(path + ": " + Join(fixed) +
-                           " cannot change without a restart; restart icewarden to apply them");
-    } else {
-      CheckRunbooks(*load.config, &out.errors);
-    }
-  }
+  const std::string& path = running->config().source_path;
+  if (auto next = Read(*running, &out.errors)) CheckRunbooks(*next, &out.errors);
   out.ok = out.errors.empty();
-  out.summary = out.ok ? path + " checks out"
-                       : "reload refused: " + path + " has " + std::to_string(out.errors.size()) +
-                             (out.errors.size() == 1 ? " error" : " errors") +
-                             "; the running config is kept";
+  out.summary = out.ok ? path + " checks out" : Refused(path, out.errors.size());
   if (!out.ok) Record(out, path, actor);
   return out;
 }
@@ -103,42 +114,33 @@ ReloadOutcome ConfigReloader::Reload(const std::string& actor) {
   std::lock_guard one(reload_mu_);
   ReloadOutcome out;
   const std::shared_ptr<Daemon> running = Current();
-  ConfigLoad load = load_();
   const std::string path = running->config().source_path;
-  for (const ConfigError& e : load.errors) out.errors.push_back(e.ToString());
   std::unique_ptr<Daemon> next;
-  if (out.errors.empty()) {
-    if (auto fixed = ChangesNeedingRestart(running->config(), *load.config); !fixed.empty()) {
-      out.errors.push_back(path + ": " + Join(fixed) +
-                           " cannot change without a restart; restart icewarden to apply them");
-    } else {
-      next = Daemon::Build(*load.config, inputs_, &out.errors);
-    }
+  if (auto config = Read(*running, &out.errors))
+    next = Daemon::Build(std::move(*config), inputs_, &out.errors);
+  if (next == nullptr) {
+    out.summary = Refused(path, out.errors.size());
+    Record(out, path, actor);
+    return out;
+  }
+  // The running daemon answered until the new one was built; now it stops (its steps in
+  // flight finish and are journaled) and the new one resumes the journal.
+  running->Stop();
+  {
+    std::lock_guard lock(mu_);
+    current_ = std::shared_ptr<Daemon>(std::move(next));
   }
   std::vector<std::string> lines;
-  if (next != nullptr) {
-    // The running daemon answers until the new one is built; then it stops (its steps in
-    // flight finish and are journaled) and the new one resumes the journal.
-    running->Stop();
-    {
-      std::lock_guard lock(mu_);
-      current_ = std::shared_ptr<Daemon>(std::move(next));
-    }
-    if (Status s = Current()->Start(&lines); !s.ok()) {
-      // Nothing half-done can be left running: the supervisor restarts the process, and the
-      // journal resumes what was in flight.
-      spdlog::critical("reload: the new config built but did not start: {}; stopping",
-                       s.ToString());
-      spdlog::default_logger()->flush();
-      std::_Exit(1);
-    }
-    out.ok = true;
-    out.summary = "reloaded " + path;
-  } else {
-    out.summary = "reload refused: " + path + " has " + std::to_string(out.errors.size()) +
-                  (out.errors.size() == 1 ? " error" : " errors") + "; the running config is kept";
+  if (Status s = Current()->Start(&lines); !s.ok()) {
+    // Nothing half-done can be left running: the supervisor restarts the process, and the
+    // journal resumes what was in flight.
+    spdlog::critical("reload: the new config built but did not start: {}; stopping", s.ToString());
+    spdlog::default_logger()->flush();
+    std::_Exit(kExitFailed);
   }
   for (const std::string& l : lines) spdlog::info("{}", l);
+  out.ok = true;
+  out.summary = "reloaded " + path;
   Record(out, path, actor);
   return out;
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ class ConfigReloader {
   void StopCurrent();
 
  private:
+  // The file read again and compared with `running`: nullopt, with the errors appended, when
+  // it has errors or changes what needs a restart.
+  std::optional<Config> Read(const Daemon& running, std::vector<std::string>* errors) const;
   // The outcome into the status and the audit log.
   void Record(const ReloadOutcome& out, const std::string& path, const std::string& actor);
 

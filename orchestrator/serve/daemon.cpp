@@ -91,8 +91,6 @@ bool CheckRunbooks(const Config& config, std::vector<std::string>* errors) {
 // destroyed in reverse.
 struct Daemon::Parts {
   Config config;
-  DaemonInputs in;
-  StateStore* store = nullptr;
   std::unique_ptr<Orchestrator> orchestrator;
   ActionRegistry actions;
   std::shared_ptr<TableObservations> observations = std::make_shared<TableObservations>();
@@ -121,11 +119,9 @@ std::unique_ptr<Daemon> Daemon::Build(Config config, const DaemonInputs& in,
                                       std::vector<std::string>* errors) {
   auto p = std::make_unique<Parts>();
   p->config = std::move(config);
-  p->in = in;
   const Config& c = p->config;
   ServeState& state = *in.state;
-  p->store = state.store.get();
-  StateStore& store = *p->store;
+  StateStore& store = *state.store;
   const std::shared_ptr<Clock>& clock = in.clock;
 
   p->orchestrator = std::make_unique<Orchestrator>(c, store, clock);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/cluster/cluster.h"
@@ -48,7 +49,7 @@ std::vector<std::string> RegionNames(const Config& config) {
 }
 
 // Reloads run on a thread of their own, woken by SIGHUP (which the server's strand must not
-// wait on) or asked by the API, which waits for the outcome.
+// wait on) or by the API once the file checks out. Wakes while one runs make one more.
 class ReloadThread {
  public:
   explicit ReloadThread(ConfigReloader& reloader)
@@ -61,10 +62,11 @@ class ReloadThread {
     cv_.notify_all();
     thread_.join();
   }
-  void Wake() {
+  // `actor` is who asked, for the audit log: "signal:SIGHUP" or the API token's name.
+  void Wake(std::string actor) {
     {
       std::lock_guard lock(mu_);
-      ++asked_;
+      actor_ = std::move(actor);
     }
     cv_.notify_all();
   }
@@ -73,12 +75,12 @@ class ReloadThread {
   void Loop() {
     std::unique_lock lock(mu_);
     while (true) {
-      cv_.wait(lock, [this] { return stop_ || asked_ > 0; });
+      cv_.wait(lock, [this] { return stop_ || !actor_.empty(); });
       if (stop_) return;
-      asked_ = 0;
+      const std::string actor = std::exchange(actor_, std::string());
       lock.unlock();
       (void)NotifySupervisor(ReloadingState());
-      ReloadOutcome out = reloader_.Reload("signal:SIGHUP");
+      ReloadOutcome out = reloader_.Reload(actor);
       for (const std::string& e : out.errors) spdlog::error("{}", e);
       if (out.ok) {
         spdlog::info("{}", out.summary);
@@ -93,7 +95,7 @@ class ReloadThread {
   ConfigReloader& reloader_;
   std::mutex mu_;
   std::condition_variable cv_;
-  int asked_ = 0;
+  std::string actor_;  // empty: nothing asked
   bool stop_ = false;
   std::thread thread_;
 };
@@ -176,7 +178,7 @@ int CmdServe(const ServeOptions& options) {
   std::atomic<ReloadThread*> reloads{nullptr};
   http->on_hangup = [&reloads] {
     if (ReloadThread* r = reloads.load()) {
-      r->Wake();
+      r->Wake("signal:SIGHUP");
     } else {
       spdlog::warn("SIGHUP while standing by: ignored; send it again once this replica leads");
     }
@@ -223,7 +225,7 @@ int CmdServe(const ServeOptions& options) {
     ReloadThread* r = reloads.load();
     if (!checked.ok) return ReloadAnswer(checked);
     if (r == nullptr) return JsonErrorResponse(503, "unavailable", "the daemon is starting");
-    r->Wake();
+    r->Wake(actor);
     return JsonResponse(
         202,
         nlohmann::json{{"reloaded", false},

@@ -172,6 +172,12 @@ TEST_F(ServeReloadTest, TheApiReloadAnswersWithFileLineColOrWhatNeedsARestart) {
   ASSERT_TRUE(accepted);
   EXPECT_EQ(accepted->status, 202) << accepted->body;
   EXPECT_TRUE(Eventually([&] { return Gauge("icewarden_config_last_reload_successful") == 1; }));
+  auto audit = Get("/api/v1/audit?action=config.&limit=100", "admin-secret-1");
+  ASSERT_TRUE(audit && audit->status == 200);
+  const json events = json::parse(audit->body)["events"];
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["action"], "config.reload") << audit->body;
+  EXPECT_EQ(events.back()["actor"], "ada") << "the reload is audited as the token that asked";
 }
 
 }  // namespace

@@ -312,6 +312,55 @@ TEST(HttpServerTest, SigtermStopsTheServer) {
   EXPECT_EQ(done.wait_for(10s), std::future_status::ready);
 }
 
+// What the watchdog asks: the event loop answers while it runs, not before Run(), not while a
+// handler holds its only thread, and not after it returned.
+TEST(HttpServerTest, ResponsiveSaysWhetherTheEventLoopRunsAPostedTask) {
+  std::promise<void> entered;
+  std::atomic<bool> release{false};
+  HttpServer server(TestOptions(), [&](const ApiRequest& r) {
+    entered.set_value();
+    while (!release) std::this_thread::sleep_for(5ms);
+    return Echo(r);
+  });
+  ASSERT_TRUE(server.Listen().ok());
+  EXPECT_FALSE(server.Responsive(100ms)) << "nothing runs the loop before Run()";
+  auto done = std::async(std::launch::async, [&] { server.Run(); });
+  EXPECT_TRUE(server.Responsive(5000ms));
+  auto reply = std::async(std::launch::async, [&] {
+    httplib::Client cli("127.0.0.1", server.port());
+    cli.set_read_timeout(10, 0);
+    return cli.Get("/wedged");
+  });
+  entered.get_future().wait();
+  EXPECT_FALSE(server.Responsive(200ms)) << "a handler holds the loop's one thread";
+  release = true;
+  ASSERT_TRUE(reply.get());
+  EXPECT_TRUE(server.Responsive(5000ms));
+  server.Stop();
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(server.Responsive(100ms));
+}
+
+// SIGHUP with on_hangup set: the hook runs and the server goes on serving.
+TEST(HttpServerTest, SighupCallsTheHangupHookAndKeepsServing) {
+  HttpServerOptions options = TestOptions();
+  options.handle_signals = true;
+  std::promise<void> hung_up;
+  options.on_hangup = [&] { hung_up.set_value(); };
+  HttpServer server(options, Echo);
+  ASSERT_TRUE(server.Listen().ok());
+  auto done = std::async(std::launch::async, [&] { server.Run(); });
+  std::raise(SIGHUP);
+  EXPECT_EQ(hung_up.get_future().wait_for(10s), std::future_status::ready);
+  httplib::Client cli("127.0.0.1", server.port());
+  auto res = cli.Get("/after");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_NE(done.wait_for(100ms), std::future_status::ready);
+  server.Stop();
+  EXPECT_EQ(done.wait_for(10s), std::future_status::ready);
+}
+
 TEST(HttpServerTest, ConnectionsPastTheLimitGet503) {
   HttpServerOptions options = TestOptions();
   options.max_connections = 1;

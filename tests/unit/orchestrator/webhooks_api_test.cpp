@@ -454,6 +454,13 @@ TEST_F(WebhooksApiTest, APauseRefusesAWebhooksProposalUntilResumedButNotAnOperat
     EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
   EXPECT_EQ(Digest(), before) << "a paused proposal writes nothing";
   EXPECT_TRUE(Failovers().empty());
+  // Observation is not paused: an alert the suspect rule matches still marks the region (a
+  // different alert: its own fingerprint, so the critical one is not its duplicate).
+  json warning = json::parse(WithSeverity(Fixture("am-0.25-firing.json"), "warning"));
+  warning["alerts"][0]["fingerprint"] = "0123456789abcdef";
+  ApiResponse suspected = Alertmanager(warning.dump());
+  ASSERT_EQ(suspected.status, 200) << suspected.body;
+  EXPECT_EQ(json::parse(suspected.body)["alerts"][0]["result"], "suspected") << suspected.body;
 
   // Past its --for the pause is overdue, not lifted: it still refuses, and says so.
   clock_->Set(1767607200000 + 3 * 3600 * 1000);
