@@ -34,6 +34,9 @@ packages=(
   # ip netns, veth pairs and bridges: the partition tests (tests/etcd/netns_*) build a network
   # of namespaces for etcd members, replicas and catalogs, and cut it (they need root)
   iproute2
+  # the shells whose completion scripts `icewarden completion` prints, tested by sourcing them
+  # (tests/e2e/shell_completion_test.cpp)
+  bash zsh
   # systemd-analyze verify checks the example units (tests/e2e/systemd_units_test.cpp)
   systemd
   # libfaketime: tests/etcd/skewed_replica_test.cpp and tests/chaos/ run a replica with its clock

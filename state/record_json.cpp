@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/failover_machine.h"
+
 namespace icewarden {
 namespace {
 
@@ -62,6 +64,12 @@ json OwnershipJson(const Ownership& o) {
          {"failover_id", NullIfEmpty(o.failover_id)}};
   PutTime(j, "updated_at", o.updated_at);
   return j;
+}
+
+json AllowedEventsJson(FailoverPhase phase) {
+  json out = json::array();
+  for (FailoverEvent e : AllowedEvents(phase)) out.push_back(FailoverEventName(e));
+  return out;
 }
 
 json FailoverJson(const Failover& f) {

@@ -29,6 +29,9 @@ nlohmann::json OwnershipJson(const Ownership& ownership);
 // accept_data_loss (reason or null), last_reason, created_at, updated_at, version.
 nlohmann::json FailoverJson(const Failover& failover);
 
+// The events a failover in `phase` takes, by name: ["approve", "abort", ...], for refusals.
+nlohmann::json AllowedEventsJson(FailoverPhase phase);
+
 // {step_id, section, action, state, attempt, reason, result, started_at, finished_at};
 // result is the stored result JSON, or the raw string when it does not parse.
 nlohmann::json StepJson(const StepRecord& step);

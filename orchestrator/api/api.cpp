@@ -8,10 +8,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <tuple>
 
+#include "orchestrator/api/audit.h"
 #include "orchestrator/api/auth.h"
+#include "orchestrator/api/command_body.h"
 #include "orchestrator/api/drills.h"
 #include "orchestrator/api/events.h"
 #include "orchestrator/api/failovers.h"
@@ -38,24 +41,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kDefaultOwnershipLimit = 1000;
-constexpr std::int64_t kMaxOwnershipLimit = 10000;
-constexpr std::int64_t kDefaultListLimit = 100;
-constexpr std::int64_t kMaxListLimit = 1000;
 constexpr std::size_t kMaxAuthorizationBytes = 4096;
-constexpr std::size_t kMaxFilterBytes = 1024;
-// Audit events read per store call, and at most per request, when filtering by action or
-// actor (which the store does not index).
-constexpr std::size_t kAuditScanBatch = 1000;
-constexpr std::size_t kMaxAuditScan = 20000;
 
-ApiResponse BadRequest(const std::string& message) {
-  return JsonErrorResponse(400, "bad_request", message);
-}
-
-ApiResponse StoreError(const Status& status) {
-  return JsonErrorResponse(500, "store_error", "state store failed: " + status.ToString());
-}
+ApiResponse BadRequest(const std::string& message) { return BadRequestResponse(message); }
 
 ApiResponse Unauthorized(const std::string& message, bool token_was_sent) {
   ApiResponse res = JsonErrorResponse(401, "unauthorized", message);
@@ -63,19 +51,6 @@ ApiResponse Unauthorized(const std::string& message, bool token_was_sent) {
                            token_was_sent ? "Bearer realm=\"icewarden\", error=\"invalid_token\""
                                           : "Bearer realm=\"icewarden\"");
   return res;
-}
-
-// A free-text filter parameter: present means non-empty and bounded.
-Result<std::optional<std::string>> Filter(const QueryParams& query, std::string_view name,
-                                          std::string_view example) {
-  auto v = query.Get(name);
-  if (!v) return std::optional<std::string>();
-  if (v->empty() || v->size() > kMaxFilterBytes) {
-    return Status::InvalidArgument(std::string(name) + " must be non-empty and at most " +
-                                   std::to_string(kMaxFilterBytes) + " bytes, e.g. " +
-                                   std::string(example));
-  }
-  return v;
 }
 
 // What a route handler is given: the checked query, the decoded id of "{id}" routes, and
@@ -217,6 +192,27 @@ class Api::Impl {
     return kRoutes;
   }
 
+ public:
+  static std::vector<ApiRouteInfo> RouteInfos() {
+    std::vector<ApiRouteInfo> out;
+    for (const Route& r : Routes())
+      out.push_back(ApiRouteInfo{r.method, r.pattern, r.permission.has_value(), r.params});
+    return out;
+  }
+
+ private:
+  // "/healthz, /readyz, ...": every path once, in the table's order, for a 404.
+  static const std::string& RouteList() {
+    static const std::string kList = [] {
+      std::string out;
+      std::set<std::string_view> seen;
+      for (const Route& r : Routes())
+        if (seen.insert(r.pattern).second) out.append(out.empty() ? "" : ", ").append(r.pattern);
+      return out;
+    }();
+    return kList;
+  }
+
   // Whether `pattern` matches `path`, with the raw id segment for "{id}" patterns.
   static bool PathMatches(std::string_view pattern, std::string_view path, std::string_view* id) {
     constexpr std::string_view kId = "{id}";
@@ -266,17 +262,9 @@ class Api::Impl {
     std::string allow;
     const Route* route = Match(req.method, target.path, &raw_id, &allow);
     if (route == nullptr && allow.empty()) {
-      return JsonErrorResponse(
-          404, "not_found",
-          "no route for " + std::string(target.path) +
-              "; routes are /api/v1/{regions,ownership,failovers,drills,audit,lag,readiness,"
-              "events,session}, "
-              "/api/v1/failovers/{id}[/report|/approve|/fencing-confirmation|/abort|/ack], "
-              "/api/v1/regions/{name}/{fence,unfence}, "
-              "/api/v1/drills/{name}/runs, /api/v1/drills/runs/{id}[/notes], "
-              "/api/v1/pauses[/resume], /api/v1/config/reload, "
-              "/api/v1/webhooks/{alertmanager,generic/NAME}, /healthz, /readyz, /metrics, and the "
-              "dashboard at /");
+      return JsonErrorResponse(404, "not_found",
+                               "no route for " + std::string(target.path) + "; the routes are " +
+                                   RouteList() + " (docs/openapi.yaml)");
     }
     if (route == nullptr) {
       ApiResponse res = JsonErrorResponse(405, "method_not_allowed",
@@ -324,7 +312,24 @@ class Api::Impl {
     return std::nullopt;
   }
 
-  // ---- Routes ----
+  // ---- Routes: each forwards to its resource's file ----
+
+  ApiResponse Regions(const Call&) { return HandleRegionList(store_, live_); }
+  ApiResponse OwnershipList(const Call& c) {
+    const auto lag = live_ != nullptr ? live_->Lag() : nullptr;
+    return HandleOwnershipList(store_, lag.get(), c.query);
+  }
+  ApiResponse Lag(const Call& c) { return HandleLagList(live_, c.query); }
+  ApiResponse FailoverList(const Call& c) { return HandleFailoverList(store_, c.query); }
+  ApiResponse FailoverDetail(const Call& c) {
+    return HandleFailoverDetail(store_, failovers_, readiness_, c.id, c.query, clock_.Now());
+  }
+  ApiResponse Report(const Call& c) { return HandleFailoverReport(store_, c.id); }
+  ApiResponse Audit(const Call& c) { return HandleAuditList(store_, c.query); }
+  ApiResponse Events(const Call& c) {
+    return HandleEventStream(store_, RoleAllows(c.principal.role, Permission::kReadAudit), c.query,
+                             c.request);
+  }
 
   ApiResponse Healthz(const Call&) { return JsonResponse(200, {{"status", "ok"}}); }
 
@@ -376,49 +381,6 @@ class Api::Impl {
     return res;
   }
 
-  ApiResponse Lag(const Call& call) {
-    auto report = live_ != nullptr ? live_->Lag() : nullptr;
-    if (!report) {
-      return JsonErrorResponse(503, "not_ready",
-                               "no replication-lag round has finished yet; rounds run every "
-                               "policies.lag_interval once the daemon has reached the catalogs");
-    }
-    LagFilter filter;
-    for (auto [name, field, example] : {std::tuple{"table", &filter.table, "table=sales.orders"},
-                                        std::tuple{"region", &filter.region, "region=eu-central-1"},
-                                        std::tuple{"state", &filter.state, "state=behind"}}) {
-      auto v = Filter(call.query, name, example);
-      if (!v.ok()) return BadRequest(v.status().message());
-      *field = *v;
-    }
-    LagPage page;
-    if (auto after = call.query.Get("after")) {
-      page.after_table = TableIdent::Parse(*after);
-      if (!page.after_table) {
-        return BadRequest(
-            "after must be a table name with its namespace, e.g. after=sales.orders "
-            "(pass next_after.table of the previous page, and next_after.replica as "
-            "after_replica)");
-      }
-      if (auto replica = call.query.Get("after_replica")) page.after_replica = *replica;
-    }
-    auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
-    if (!limit.ok()) return BadRequest(limit.status().message());
-    page.limit = static_cast<std::size_t>(*limit);
-    json body = LagReportJson(*report, filter, page);
-    // A diverged row the split-brain watch acted on: a second writer, not a lagging replica.
-    const auto marks = live_->SplitBrain();
-    for (json& row : body["tables"]) {
-      row["split_brain"] = nullptr;
-      if (!row.value("diverged", false)) continue;
-      auto it = marks.find({row.value("table", ""), row.value("replica", "")});
-      if (it == marks.end()) continue;
-      row["split_brain"] = {{"detected_at", FormatUnixMillis(it->second.detected_at)},
-                            {"reason", it->second.reason}};
-    }
-    return JsonResponse(200, body);
-  }
-
  public:
   void SetLiveView(const LiveView* live) { live_ = live; }
   void SetReadiness(const ReadinessBoard* board) { readiness_ = board; }
@@ -455,89 +417,6 @@ class Api::Impl {
     return JsonResponse(200, cluster_status_());
   }
 
-  ApiResponse Regions(const Call&) {
-    auto regions = store_.ListRegions();
-    if (!regions.ok()) return StoreError(regions.status());
-    const auto rounds =
-        live_ != nullptr ? live_->ProbeRounds() : std::map<std::string, ProbeRoundView>{};
-    json list = json::array();
-    for (const Region& r : *regions) {
-      json region = RegionJson(r);
-      // Rule 7 of DESIGN.md: how long the region has given no answer at all; null while
-      // it answers (any status counts) or before its first probe round.
-      const auto silence = live_ != nullptr ? live_->Silence(r.name) : std::nullopt;
-      region["silent_since"] = silence ? json(FormatUnixMillis(silence->since)) : json(nullptr);
-      region["silent_rounds"] = silence ? json(silence->rounds) : json(nullptr);
-      if (auto it = rounds.find(r.name); it != rounds.end()) {
-        region["last_probe_round"] = {{"ok", it->second.ok},
-                                      {"latency_ms", it->second.latency.count()},
-                                      {"kind", it->second.kind},
-                                      {"detail", it->second.detail},
-                                      {"at", FormatUnixMillis(it->second.at)}};
-      }
-      list.push_back(std::move(region));
-    }
-    return JsonResponse(200, {{"regions", std::move(list)}});
-  }
-
-  ApiResponse OwnershipList(const Call& call) {
-    OwnershipQuery q;
-    auto owner = Filter(call.query, "owner", "owner=us-east-1");
-    if (!owner.ok()) return BadRequest(owner.status().message());
-    q.owner = *owner;
-    OwnershipFilter filter;
-    auto ns = Filter(call.query, "namespace", "namespace=sales.eu");
-    if (!ns.ok()) return BadRequest(ns.status().message());
-    if (*ns) {
-      auto levels = NamespaceLevels(**ns);
-      if (!levels) {
-        return BadRequest(
-            "namespace must be dotted levels without empty ones, e.g. "
-            "namespace=sales or namespace=sales.eu (it matches that namespace "
-            "and the ones inside it)");
-      }
-      filter.namespace_levels = std::move(*levels);
-    }
-    auto state = Filter(call.query, "state", "state=behind");
-    if (!state.ok()) return BadRequest(state.status().message());
-    if (*state) {
-      if (!KnownTableLagState(**state)) {
-        return BadRequest("state must be one of " + std::string(kTableLagStates) + "; got '" +
-                          **state + "'");
-      }
-      filter.lag_state = **state;
-    }
-    if (auto after = call.query.Get("after")) {
-      q.after = TableIdent::Parse(*after);
-      if (!q.after) {
-        return BadRequest(
-            "after must be a table name with its namespace, e.g. after=sales.orders "
-            "(pass the next_after of the previous page)");
-      }
-    }
-    auto limit = call.query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
-    if (!limit.ok()) return BadRequest(limit.status().message());
-    const auto lag = live_ != nullptr ? live_->Lag() : nullptr;
-    // One extra row says whether there is a next page.
-    auto page =
-        ListOwnershipPage(store_, q, filter, lag.get(), static_cast<std::size_t>(*limit) + 1);
-    if (!page.ok()) return StoreError(page.status());
-    std::vector<OwnershipRow>& rows = page->rows;
-    const bool more = rows.size() > static_cast<std::size_t>(*limit);
-    if (more) rows.resize(static_cast<std::size_t>(*limit));
-    json tables = json::array();
-    for (const OwnershipRow& r : rows) {
-      json row = OwnershipJson(r.ownership);
-      row["lag_state"] = r.lag_state.empty() ? json(nullptr) : json(r.lag_state);
-      row["lag_bound_ms"] = r.lag_bound_ms ? json(*r.lag_bound_ms) : json(nullptr);
-      tables.push_back(std::move(row));
-    }
-    json next = nullptr;
-    if (more) next = rows.back().ownership.table.ToString();
-    if (!more && page->read_to) next = page->read_to->ToString();  // a filter's read ended
-    return JsonResponse(200, {{"tables", std::move(tables)}, {"next_after", std::move(next)}});
-  }
-
   ApiResponse DashboardIndex(const Call&) {
     return DashboardFileResponse(dashboard_, "index.html");
   }
@@ -545,57 +424,6 @@ class Api::Impl {
     return DashboardFileResponse(dashboard_, call.id);
   }
   ApiResponse Session(const Call& call) { return JsonResponse(200, SessionJson(call.principal)); }
-
-  ApiResponse FailoverList(const Call& call) {
-    auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
-    if (!limit.ok()) return BadRequest(limit.status().message());
-    auto active = call.query.Get("active");
-    if (active && *active != "true" && *active != "false")
-      return BadRequest("active must be true or false, e.g. active=true");
-    // active=true: only the failovers not yet ended (an index), which is what the dashboard's
-    // overview shows after every change, from each browser.
-    auto failovers = active == "true" ? store_.ListActiveFailovers()
-                                      : store_.ListFailovers(static_cast<std::size_t>(*limit));
-    if (!failovers.ok()) return StoreError(failovers.status());
-    if (active == "true") {
-      // Oldest first from the store; newest first here as for the whole list.
-      std::reverse(failovers->begin(), failovers->end());
-      if (failovers->size() > static_cast<std::size_t>(*limit))
-        failovers->resize(static_cast<std::size_t>(*limit));
-    }
-    json list = json::array();
-    for (const Failover& f : *failovers) list.push_back(FailoverJson(f));
-    return JsonResponse(200, {{"failovers", std::move(list)}});
-  }
-
-  ApiResponse FailoverDetail(const Call& call) {
-    auto failover = store_.GetFailover(call.id);
-    if (!failover.ok()) return StoreError(failover.status());
-    if (!failover->has_value()) {
-      return JsonErrorResponse(404, "not_found", "no failover with id '" + call.id + "'");
-    }
-    auto steps = store_.ListSteps(call.id);
-    if (!steps.ok()) return StoreError(steps.status());
-    json body = FailoverJson(**failover);
-    json journal = json::array();
-    for (const StepRecord& s : *steps) journal.push_back(StepJson(s));
-    body["steps"] = std::move(journal);
-    // ?plan=true: the plan and the guards as they stand, for an approver. They read the
-    // whole scope, so a watcher polling the failover does not pay for them.
-    auto plan = call.query.Get("plan");
-    if (plan && *plan != "true" && *plan != "false")
-      return BadRequest("plan must be true or false, e.g. plan=true");
-    if (plan == "true" && failovers_ != nullptr && !IsTerminal((*failover)->phase))
-      body["plan_now"] = PlanNow(**failover);
-    // Waiting in fencing: what the old_region_unreachable evidence still lacks ("no quorum
-    // yet: 1 of 3 replicas heard nothing ..."), so whoever looks sees why it waits.
-    if (failovers_ != nullptr && (*failover)->phase == FailoverPhase::kFencing &&
-        !(*failover)->fencing) {
-      std::string why;
-      if (!failovers_->UnreachableEvidence(**failover, &why)) body["evidence_wait"] = why;
-    }
-    return JsonResponse(200, body);
-  }
 
   // ---- Failover commands (failovers.h) ----
 
@@ -658,28 +486,6 @@ class Api::Impl {
   ApiResponse Abort(const Call& c) { return Command(c, FailoverCommand::kAbort); }
   ApiResponse Ack(const Call& c) { return Command(c, FailoverCommand::kAck); }
 
-  // What an approver is shown: the plan the failover would run now, its hash, the tables and
-  // the guards as they stand.
-  json PlanNow(const Failover& f) {
-    json out = json::object();
-    const LoadedRoute* route = failovers_->RouteOf(f);
-    if (route == nullptr) {
-      out["error"] = "route '" + f.plan.route + "' is no longer in the config";
-      return out;
-    }
-    auto plan = failovers_->PlanOf(f, *route);
-    if (!plan.ok()) {
-      out["error"] = plan.status().message();
-    } else {
-      out["plan"] = plan->first;
-      out["plan_hash"] = plan->second;
-    }
-    auto guards = failovers_->CurrentGuards(f);
-    if (guards.ok()) out["guards"] = GuardResultsJson(*guards);
-    out["readiness"] = ReadinessOfRoute(readiness_, f.plan.route, clock_.Now());
-    return out;
-  }
-
   // ---- Webhooks (webhooks.h) ----
 
   ApiResponse AlertmanagerWebhook(const Call& call) {
@@ -707,105 +513,6 @@ class Api::Impl {
     ++webhook_outcomes_[{endpoint, WebhookOutcome(status)}];
   }
 
-  ApiResponse Report(const Call& call) {
-    auto report = BuildFailoverReport(store_, call.id);
-    if (!report.ok()) {
-      if (report.status().code() == StatusCode::kNotFound)
-        return JsonErrorResponse(404, "not_found", "no failover with id '" + call.id + "'");
-      return StoreError(report.status());
-    }
-    return JsonResponse(200, *report);
-  }
-
-  // Server-sent events (orchestrator/api/events.h): from Last-Event-ID or ?after=SEQ, else
-  // from now on.
-  ApiResponse Events(const Call& call) {
-    EventStreamOptions o;
-    o.full_audit = RoleAllows(call.principal.role, Permission::kReadAudit);
-    auto after = call.query.Integer("after", -1, 0, std::numeric_limits<std::int64_t>::max());
-    if (!after.ok()) return BadRequest(after.status().message());
-    o.after_seq = *after;
-    if (auto it = call.request.headers.find("last-event-id"); it != call.request.headers.end()) {
-      std::int64_t seq = 0;
-      const std::string& v = it->second;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seq);
-      if (ec != std::errc() || end != v.data() + v.size() || seq < 0)
-        return BadRequest("Last-Event-ID must be an event id this stream sent (a seq), got '" +
-                          v.substr(0, 40) + "'");
-      o.after_seq = seq;
-    }
-    ApiResponse res;
-    res.content_type = "text/event-stream";
-    res.headers = {{"Cache-Control", "no-store"}};
-    res.body = "retry: 2000\n\n";
-    res.stream = MakeEventStream(store_, o);
-    return res;
-  }
-
-  ApiResponse Audit(const Call& call) {
-    AuditQuery q;
-    auto after = call.query.Integer("after_seq", 0, 0, std::numeric_limits<std::int64_t>::max());
-    if (!after.ok()) return BadRequest(after.status().message());
-    q.after_seq = *after;
-    auto limit = call.query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
-    if (!limit.ok()) return BadRequest(limit.status().message());
-    const auto want = static_cast<std::size_t>(*limit);
-    auto target = Filter(call.query, "target", "target=fo-20261129-0001");
-    if (!target.ok()) return BadRequest(target.status().message());
-    q.target = *target;
-    auto action = Filter(call.query, "action", "action=failover.approve or action=failover.");
-    if (!action.ok()) return BadRequest(action.status().message());
-    auto actor = Filter(call.query, "actor", "actor=approver");
-    if (!actor.ok()) return BadRequest(actor.status().message());
-    // An action ending in '.' is a prefix: "failover." is every failover event.
-    auto matches = [&](const AuditEvent& e) {
-      if (*actor && e.actor != **actor) return false;
-      if (!*action) return true;
-      const std::string& a = **action;
-      return a.back() == '.' ? e.action.rfind(a, 0) == 0 : e.action == a;
-    };
-    // The store filters by target; action and actor are read through in batches, at most
-    // kMaxAuditScan events a request: a page may then hold fewer than `limit` events, and
-    // next_after_seq says where to go on.
-    const bool scan = *action || *actor;
-    std::vector<AuditEvent> events;
-    std::int64_t scanned_to = q.after_seq;
-    bool more = false;
-    for (std::size_t scanned = 0;;) {
-      q.limit = scan ? kAuditScanBatch : want + 1;
-      q.after_seq = scanned_to;
-      auto batch = store_.ListAudit(q);
-      if (!batch.ok()) return StoreError(batch.status());
-      for (AuditEvent& e : *batch) {
-        if (events.size() == want) {  // one more match than the page: there is a next page
-          more = more || matches(e);
-          if (more) break;
-        } else if (matches(e)) {
-          events.push_back(std::move(e));
-        }
-        scanned_to = e.seq;
-        ++scanned;
-      }
-      if (more || batch->size() < q.limit) break;
-      if (!scan) break;
-      if (scanned >= kMaxAuditScan) {
-        more = true;
-        break;
-      }
-    }
-    json list = json::array();
-    for (const AuditEvent& e : events) list.push_back(AuditEventJson(e));
-    json next = nullptr;
-    if (more) next = scan ? json(scanned_to) : json(events.back().seq);
-    // The newest seq, so that a reader can start at the end (the dashboard shows the newest
-    // events first): seqs are dense, so after_seq=last_seq-N is the newest N events.
-    auto last = store_.LastAuditSeq();
-    if (!last.ok()) return StoreError(last.status());
-    return JsonResponse(
-        200,
-        {{"events", std::move(list)}, {"next_after_seq", std::move(next)}, {"last_seq", *last}});
-  }
-
   TokenVerifier verifier_;
   StateStore& store_;
   const Clock& clock_;  // for time-relative fields (readiness age beside a plan)
@@ -830,6 +537,8 @@ Api::Api(const ApiConfig& config, StateStore& store, const Clock& clock,
     : impl_(std::make_unique<Impl>(config, store, clock, std::move(ready))) {}
 
 Api::~Api() = default;
+
+std::vector<ApiRouteInfo> Api::RouteTable() { return Impl::RouteInfos(); }
 
 ApiResponse Api::Handle(const ApiRequest& request) { return impl_->Handle(request); }
 

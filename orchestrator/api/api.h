@@ -1,46 +1,18 @@
 // The HTTP API as a pure function: ApiRequest in, ApiResponse out. No sockets, no Boost:
 // http_server.h does the I/O and calls Api::Handle, and the tests call it directly.
 //
-// Routes (GET unless noted; JSON unless noted):
-//   /healthz                  200 {"status":"ok"}, no token
-//   /readyz                   200 {"status":"ready"} / 503 {"status":"not_ready"}, no token
-//   /metrics                  Prometheus text 0.0.4 (metrics_exposition.h), no token
-//   /api/v1/regions           {"regions":[...]}                         read_regions
-//   /api/v1/ownership         ?owner= &namespace=a.b &state= &after=a.b.table
-//                             &limit=1..10000 (1000); rows carry the latest lag round's
-//                             worst lag_state and lag_bound_ms (ownership.h); a filter
-//                             reads at most 100,000 tables, then next_after is where it
-//                             stopped even on a short page
-//                             {"tables":[...], "next_after": "a.b.t" | null}  read_ownership
-//   /api/v1/failovers         ?limit=1..1000 (100) &active=true (only those not ended),
-//                             newest first                              read_failovers
-//   /api/v1/failovers/{id}    one failover with "steps" (the journal) and, while it waits in
-//                             fencing, "evidence_wait": why the old_region_unreachable
-//                             evidence is not there yet                  read_failovers
-//   /api/v1/failovers/{id}/report   timeline, durations, RPO, evidence, steps   read_failovers
-//   POST /api/v1/failovers, /api/v1/failovers/{id}/{approve,fencing-confirmation,abort,ack}:
-//                             the failover commands (failovers.h)
-//   POST /api/v1/regions/{name}/fence, /unfence {reason}: the fenced overlay (regions.h)
-//   /api/v1/audit             ?after_seq=N &limit=1..1000 (100) &target=
-//                             {"events":[...], "next_after_seq": N | null}    read_audit
-//   POST /api/v1/webhooks/alertmanager: Alertmanager's webhook payload v4, with a
-//                             receiver's bearer token or basic auth (webhooks.alertmanager),
-//                             or an API token that may propose_failover (orchestrator/webhooks/)
-//   POST /api/v1/webhooks/generic/{name}: an event signed with HMAC-SHA256, no token
-//   /api/v1/drills, POST /api/v1/drills/{name}/runs, /api/v1/drills/runs/{id} (the report),
-//   POST /api/v1/drills/runs/{id}/notes: disaster-recovery drills (drills.h)
-//   /api/v1/readiness         every failover route's readiness (readiness.h)  read_failovers
-//   /api/v1/lag               ?table= &region= &state= &after=a.b.t &after_replica=R
-//                             &limit=1..10000 (1000): the latest lag round (lag.h), one
-//                             page, "next_after": {table, replica} | null; 503 until the
-//                             first round has finished                       read_regions
-//   /, /ui/NAME, /api/v1/session: the dashboard (ui.h)
-// Field shapes are in json.h; permissions per role in auth.cpp.
+// Routes: the table in api.cpp (Api::RouteTable lists it), each forwarding to its resource's
+// file here (audit.h, drills.h, events.h, failovers.h, lag.h, ownership.h, pauses.h,
+// readiness.h, regions.h, ui.h, webhooks.h). docs/openapi.yaml documents every route, its
+// parameters, bodies, answers and permission; tests/unit/orchestrator/openapi_doc_test.cpp
+// keeps the two in step.
+// Field shapes are in state/record_json.h; permissions per role in auth.cpp.
 //
 // Errors are {"error":{"code":C,"message":M}}: 400 bad_request (bad or unknown query
 // parameter, saying which and how to fix it), 401 unauthorized (with WWW-Authenticate:
 // Bearer), 403 forbidden, 404 not_found (route or id), 405 method_not_allowed (with
-// Allow), 413 payload_too_large, 414 uri_too_long, 500 store_error (the store's Status).
+// Allow), 409 refused / conflict, 413 payload_too_large, 414 uri_too_long, 500 store_error
+// (the store's Status) or internal, 503 unavailable / not_ready.
 //
 // Thread-safety: Handle may be called concurrently from any number of threads.
 #pragma once
@@ -112,8 +84,21 @@ ApiResponse JsonErrorResponse(int status, std::string_view code, std::string_vie
 // `body` as the response, written through DumpJson.
 ApiResponse JsonResponse(int status, const nlohmann::json& body);
 
+// One row of the router's table, for documentation checks (docs/openapi.yaml is tested
+// against it): the method, the path with "{id}" for its one variable segment, whether a
+// token is needed, and the query parameters the route accepts.
+struct ApiRouteInfo {
+  std::string_view method;
+  std::string_view pattern;
+  bool needs_token = false;
+  std::vector<std::string_view> query_params;
+};
+
 class Api {
  public:
+  // Every route Handle answers, in the order they are matched.
+  static std::vector<ApiRouteInfo> RouteTable();
+
   // `store` and `clock` must outlive the Api. `ready` answers /readyz; an empty function
   // means always ready. Tokens are copied (as digests) from `config`.
   Api(const ApiConfig& config, StateStore& store, const Clock& clock, std::function<bool()> ready);

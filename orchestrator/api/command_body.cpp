@@ -11,6 +11,10 @@ ApiResponse BadRequestResponse(const std::string& message) {
   return JsonErrorResponse(400, "bad_request", message);
 }
 
+ApiResponse StoreErrorResponse(const Status& status) {
+  return JsonErrorResponse(500, "store_error", "state store failed: " + status.ToString());
+}
+
 // The body as an object holding only `allowed` fields; a string error otherwise.
 Result<json> ReadBody(const std::string& body, const std::vector<std::string>& allowed) {
   if (body.empty()) return Status::InvalidArgument("the request needs a JSON object body");

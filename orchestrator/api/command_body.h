@@ -1,5 +1,5 @@
-// What every command route of the API shares: reading a JSON object body with only known
-// fields, and mapping a refusal's Status to its HTTP status and error code.
+// What every route of the API shares: the 400 and 500 answers, reading a JSON object body
+// with only known fields, and mapping a refusal's Status to its HTTP status and error code.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -14,6 +14,8 @@ namespace icewarden {
 
 // 400 bad_request with `message`.
 ApiResponse BadRequestResponse(const std::string& message);
+// 500 store_error: "state store failed: " and the store's Status.
+ApiResponse StoreErrorResponse(const Status& status);
 // The body as an object holding only `allowed` fields; kInvalidArgument saying what is wrong.
 Result<nlohmann::json> ReadBody(const std::string& body, const std::vector<std::string>& allowed);
 // A string field: absent (or null) leaves *out alone; anything but a string is an error.

@@ -1,7 +1,9 @@
 #include "orchestrator/api/events.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "orchestrator/api/api.h"
+#include "orchestrator/api/command_body.h"
+#include "orchestrator/api/query.h"
 #include "state/json_text.h"
 #include "state/record_json.h"
 #include "state/state_store.h"
@@ -133,6 +137,31 @@ class EventStream final : public ApiStream {
 
 std::shared_ptr<ApiStream> MakeEventStream(StateStore& store, EventStreamOptions options) {
   return std::make_shared<EventStream>(store, options);
+}
+
+ApiResponse HandleEventStream(StateStore& store, bool full_audit, const QueryParams& query,
+                              const ApiRequest& request) {
+  EventStreamOptions o;
+  o.full_audit = full_audit;
+  auto after = query.Integer("after", -1, 0, std::numeric_limits<std::int64_t>::max());
+  if (!after.ok()) return BadRequestResponse(after.status().message());
+  o.after_seq = *after;
+  if (auto it = request.headers.find("last-event-id"); it != request.headers.end()) {
+    std::int64_t seq = 0;
+    const std::string& v = it->second;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seq);
+    if (ec != std::errc() || end != v.data() + v.size() || seq < 0)
+      return BadRequestResponse(
+          "Last-Event-ID must be an event id this stream sent (a seq), got '" + v.substr(0, 40) +
+          "'");
+    o.after_seq = seq;
+  }
+  ApiResponse res;
+  res.content_type = "text/event-stream";
+  res.headers = {{"Cache-Control", "no-store"}};
+  res.body = "retry: 2000\n\n";
+  res.stream = MakeEventStream(store, o);
+  return res;
 }
 
 }  // namespace icewarden

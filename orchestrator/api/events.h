@@ -20,10 +20,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "orchestrator/api/api.h"
+
 namespace icewarden {
 
 class ApiStream;
 class Clock;
+class QueryParams;
 class StateStore;
 
 struct EventStreamOptions {
@@ -33,5 +36,10 @@ struct EventStreamOptions {
 };
 
 std::shared_ptr<ApiStream> MakeEventStream(StateStore& store, EventStreamOptions options);
+
+// GET /api/v1/events: the stream from Last-Event-ID or ?after=SEQ, else from now on; 400 for
+// a Last-Event-ID this stream never sent. `full_audit`: the caller may read the audit log.
+ApiResponse HandleEventStream(StateStore& store, bool full_audit, const QueryParams& query,
+                              const ApiRequest& request);
 
 }  // namespace icewarden

@@ -3,8 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/api/command_body.h"
+#include "orchestrator/api/query.h"
+#include "orchestrator/api/readiness.h"
+#include "orchestrator/failovers/failover_report.h"
 #include "orchestrator/failovers/failover_service.h"
 #include "state/json_text.h"
+#include "state/record_json.h"
 
 namespace icewarden {
 namespace {
@@ -23,6 +27,32 @@ ApiResponse Answer(const CommandOutcome& out, int ok_status) {
   }
   body["error"] = {{"code", code}, {"message", out.status.message()}};
   return JsonResponse(HttpStatusOf(out.status), body);
+}
+
+constexpr std::int64_t kDefaultListLimit = 100;
+constexpr std::int64_t kMaxListLimit = 1000;
+
+// What an approver is shown: the plan the failover would run now, its hash, the tables and
+// the guards as they stand.
+json PlanNow(FailoverService& failovers, const ReadinessBoard* readiness, const Failover& f,
+             UnixMillis now) {
+  json out = json::object();
+  const LoadedRoute* route = failovers.RouteOf(f);
+  if (route == nullptr) {
+    out["error"] = "route '" + f.plan.route + "' is no longer in the config";
+    return out;
+  }
+  auto plan = failovers.PlanOf(f, *route);
+  if (!plan.ok()) {
+    out["error"] = plan.status().message();
+  } else {
+    out["plan"] = plan->first;
+    out["plan_hash"] = plan->second;
+  }
+  auto guards = failovers.CurrentGuards(f);
+  if (guards.ok()) out["guards"] = GuardResultsJson(*guards);
+  out["readiness"] = ReadinessOfRoute(readiness, f.plan.route, now);
+  return out;
 }
 
 }  // namespace
@@ -99,6 +129,69 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
     }
   }
   return JsonErrorResponse(500, "internal", "unknown command");
+}
+
+ApiResponse HandleFailoverList(StateStore& store, const QueryParams& query) {
+  auto limit = query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+  if (!limit.ok()) return BadRequestResponse(limit.status().message());
+  auto active = query.Get("active");
+  if (active && *active != "true" && *active != "false")
+    return BadRequestResponse("active must be true or false, e.g. active=true");
+  // active=true: only the failovers not yet ended (an index), which is what the dashboard's
+  // overview shows after every change, from each browser.
+  auto failovers = active == "true" ? store.ListActiveFailovers()
+                                    : store.ListFailovers(static_cast<std::size_t>(*limit));
+  if (!failovers.ok()) return StoreErrorResponse(failovers.status());
+  if (active == "true") {
+    // Oldest first from the store; newest first here as for the whole list.
+    std::reverse(failovers->begin(), failovers->end());
+    if (failovers->size() > static_cast<std::size_t>(*limit))
+      failovers->resize(static_cast<std::size_t>(*limit));
+  }
+  json list = json::array();
+  for (const Failover& f : *failovers) list.push_back(FailoverJson(f));
+  return JsonResponse(200, {{"failovers", std::move(list)}});
+}
+
+ApiResponse HandleFailoverDetail(StateStore& store, FailoverService* failovers,
+                                 const ReadinessBoard* readiness, const std::string& id,
+                                 const QueryParams& query, UnixMillis now) {
+  auto failover = store.GetFailover(id);
+  if (!failover.ok()) return StoreErrorResponse(failover.status());
+  if (!failover->has_value()) {
+    return JsonErrorResponse(404, "not_found", "no failover with id '" + id + "'");
+  }
+  auto steps = store.ListSteps(id);
+  if (!steps.ok()) return StoreErrorResponse(steps.status());
+  json body = FailoverJson(**failover);
+  json journal = json::array();
+  for (const StepRecord& s : *steps) journal.push_back(StepJson(s));
+  body["steps"] = std::move(journal);
+  // ?plan=true: the plan and the guards as they stand, for an approver. They read the
+  // whole scope, so a watcher polling the failover does not pay for them.
+  auto plan = query.Get("plan");
+  if (plan && *plan != "true" && *plan != "false")
+    return BadRequestResponse("plan must be true or false, e.g. plan=true");
+  if (plan == "true" && failovers != nullptr && !IsTerminal((*failover)->phase))
+    body["plan_now"] = PlanNow(*failovers, readiness, **failover, now);
+  // Waiting in fencing: what the old_region_unreachable evidence still lacks ("no quorum
+  // yet: 1 of 3 replicas heard nothing ..."), so whoever looks sees why it waits.
+  if (failovers != nullptr && (*failover)->phase == FailoverPhase::kFencing &&
+      !(*failover)->fencing) {
+    std::string why;
+    if (!failovers->UnreachableEvidence(**failover, &why)) body["evidence_wait"] = why;
+  }
+  return JsonResponse(200, body);
+}
+
+ApiResponse HandleFailoverReport(StateStore& store, const std::string& id) {
+  auto report = BuildFailoverReport(store, id);
+  if (!report.ok()) {
+    if (report.status().code() == StatusCode::kNotFound)
+      return JsonErrorResponse(404, "not_found", "no failover with id '" + id + "'");
+    return StoreErrorResponse(report.status());
+  }
+  return JsonResponse(200, *report);
 }
 
 }  // namespace icewarden

@@ -1,7 +1,8 @@
 // The failover commands of the HTTP API: the JSON bodies they take, and how a command's
 // outcome becomes a response. Pure functions over FailoverService; api.cpp routes to them.
 //
-//   POST /api/v1/failovers                        {kind?, to, scope, from?, reason, dry_run?}
+//   POST /api/v1/failovers                        {kind?, to, scope, from?, route?, reason,
+//                                                  accept_data_loss?, dry_run?}
 //   POST /api/v1/failovers/{id}/approve           {plan_hash, reason?, accept_data_loss?,
 //                                                  cooldown_override?, force_candidate?}
 //   POST /api/v1/failovers/{id}/fencing-confirmation  {reason}
@@ -26,6 +27,22 @@ class FailoverService;
 struct Caller;
 
 enum class FailoverCommand { kPropose, kApprove, kConfirmFencing, kAbort, kAck };
+
+class QueryParams;
+class ReadinessBoard;
+
+// The reads:
+//   GET /api/v1/failovers ?limit=1..1000 (100) &active=true: newest first
+//   GET /api/v1/failovers/{id} ?plan=true: one failover with its step journal ("steps"), and
+//     with plan=true the plan, hash, guards and readiness as they stand now ("plan_now");
+//     while it waits in fencing, "evidence_wait" says what the evidence lacks
+//   GET /api/v1/failovers/{id}/report: timeline, durations, RPO, evidence, steps
+// `service` and `readiness` may be null (no plan_now, no evidence_wait).
+ApiResponse HandleFailoverList(StateStore& store, const QueryParams& query);
+ApiResponse HandleFailoverDetail(StateStore& store, FailoverService* service,
+                                 const ReadinessBoard* readiness, const std::string& id,
+                                 const QueryParams& query, UnixMillis now);
+ApiResponse HandleFailoverReport(StateStore& store, const std::string& id);
 
 ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand command,
                                   const Caller& caller, const std::string& id,

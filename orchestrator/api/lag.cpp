@@ -1,4 +1,6 @@
 #include "orchestrator/api/lag.h"
+#include "orchestrator/api/command_body.h"
+#include "orchestrator/api/query.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +12,9 @@
 
 namespace icewarden {
 namespace {
+
+constexpr std::int64_t kDefaultOwnershipLimit = 1000;
+constexpr std::int64_t kMaxOwnershipLimit = 10000;
 
 using nlohmann::json;
 
@@ -314,6 +319,49 @@ std::string RenderUnparsedMetrics(
     out += "icewarden_catalog_responses_unparsed_total{region=\"" + Label(key.first) +
            "\",kind=\"" + Label(key.second) + "\"} " + std::to_string(n) + "\n";
   return out;
+}
+
+ApiResponse HandleLagList(const LiveView* live, const QueryParams& query) {
+  auto report = live != nullptr ? live->Lag() : nullptr;
+  if (!report) {
+    return JsonErrorResponse(503, "not_ready",
+                             "no replication-lag round has finished yet; rounds run every "
+                             "policies.lag_interval once the daemon has reached the catalogs");
+  }
+  LagFilter filter;
+  for (auto [name, field, example] : {std::tuple{"table", &filter.table, "table=sales.orders"},
+                                      std::tuple{"region", &filter.region, "region=eu-central-1"},
+                                      std::tuple{"state", &filter.state, "state=behind"}}) {
+    auto v = query.Text(name, example);
+    if (!v.ok()) return BadRequestResponse(v.status().message());
+    *field = *v;
+  }
+  LagPage page;
+  if (auto after = query.Get("after")) {
+    page.after_table = TableIdent::Parse(*after);
+    if (!page.after_table) {
+      return BadRequestResponse(
+          "after must be a table name with its namespace, e.g. after=sales.orders "
+          "(pass next_after.table of the previous page, and next_after.replica as "
+          "after_replica)");
+    }
+    if (auto replica = query.Get("after_replica")) page.after_replica = *replica;
+  }
+  auto limit = query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+  if (!limit.ok()) return BadRequestResponse(limit.status().message());
+  page.limit = static_cast<std::size_t>(*limit);
+  json body = LagReportJson(*report, filter, page);
+  // A diverged row the split-brain watch acted on: a second writer, not a lagging replica.
+  const auto marks = live->SplitBrain();
+  for (json& row : body["tables"]) {
+    row["split_brain"] = nullptr;
+    if (!row.value("diverged", false)) continue;
+    auto it = marks.find({row.value("table", ""), row.value("replica", "")});
+    if (it == marks.end()) continue;
+    row["split_brain"] = {{"detected_at", FormatUnixMillis(it->second.detected_at)},
+                          {"reason", it->second.reason}};
+  }
+  return JsonResponse(200, body);
 }
 
 }  // namespace icewarden

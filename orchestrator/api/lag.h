@@ -12,9 +12,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "health/lag_monitor.h"
+#include "orchestrator/api/api.h"
 #include "orchestrator/watch/live_view.h"
 
 namespace icewarden {
+
+class QueryParams;
 
 struct LagFilter {
   std::optional<std::string> table;   // dotted name
@@ -57,6 +60,11 @@ inline constexpr std::size_t kLagMetricsWorstTables = 10;
 //   icewarden_lag_round_duration_seconds                          gauge
 //   icewarden_lag_loads{result}                                   gauge, last round
 std::string RenderLagMetrics(const LagReport& report);
+
+// GET /api/v1/lag: ?table= &region= &state= &after=a.b.t &after_replica=R &limit=1..10000
+// (1000): one page of LagReportJson, diverged rows marked with the split-brain watch's
+// finding; 503 until the first round has finished (or without `live`).
+ApiResponse HandleLagList(const LiveView* live, const QueryParams& query);
 
 // The latest probe round per region:
 //   icewarden_probe_round_success{region}          gauge 0/1

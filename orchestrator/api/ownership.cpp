@@ -1,13 +1,21 @@
 #include "orchestrator/api/ownership.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "health/lag_monitor.h"
+#include "orchestrator/api/command_body.h"
+#include "orchestrator/api/query.h"
+#include "state/record_json.h"
 
 namespace icewarden {
 namespace {
+
+constexpr std::int64_t kDefaultOwnershipLimit = 1000;
+constexpr std::int64_t kMaxOwnershipLimit = 10000;
 
 constexpr std::size_t kBatch = 1000;
 // A filter reads at most this many tables a request; the page then ends early (read_to).
@@ -99,6 +107,64 @@ Result<OwnershipPage> ListOwnershipPage(StateStore& store, OwnershipQuery query,
     }
     query.after = std::move(last);
   }
+}
+
+using nlohmann::json;
+
+ApiResponse HandleOwnershipList(StateStore& store, const LagReport* lag, const QueryParams& query) {
+  OwnershipQuery q;
+  auto owner = query.Text("owner", "owner=us-east-1");
+  if (!owner.ok()) return BadRequestResponse(owner.status().message());
+  q.owner = *owner;
+  OwnershipFilter filter;
+  auto ns = query.Text("namespace", "namespace=sales.eu");
+  if (!ns.ok()) return BadRequestResponse(ns.status().message());
+  if (*ns) {
+    auto levels = NamespaceLevels(**ns);
+    if (!levels) {
+      return BadRequestResponse(
+          "namespace must be dotted levels without empty ones, e.g. "
+          "namespace=sales or namespace=sales.eu (it matches that namespace "
+          "and the ones inside it)");
+    }
+    filter.namespace_levels = std::move(*levels);
+  }
+  auto state = query.Text("state", "state=behind");
+  if (!state.ok()) return BadRequestResponse(state.status().message());
+  if (*state) {
+    if (!KnownTableLagState(**state)) {
+      return BadRequestResponse("state must be one of " + std::string(kTableLagStates) + "; got '" +
+                                **state + "'");
+    }
+    filter.lag_state = **state;
+  }
+  if (auto after = query.Get("after")) {
+    q.after = TableIdent::Parse(*after);
+    if (!q.after) {
+      return BadRequestResponse(
+          "after must be a table name with its namespace, e.g. after=sales.orders "
+          "(pass the next_after of the previous page)");
+    }
+  }
+  auto limit = query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+  if (!limit.ok()) return BadRequestResponse(limit.status().message());
+  // One extra row says whether there is a next page.
+  auto page = ListOwnershipPage(store, q, filter, lag, static_cast<std::size_t>(*limit) + 1);
+  if (!page.ok()) return StoreErrorResponse(page.status());
+  std::vector<OwnershipRow>& rows = page->rows;
+  const bool more = rows.size() > static_cast<std::size_t>(*limit);
+  if (more) rows.resize(static_cast<std::size_t>(*limit));
+  json tables = json::array();
+  for (const OwnershipRow& r : rows) {
+    json row = OwnershipJson(r.ownership);
+    row["lag_state"] = r.lag_state.empty() ? json(nullptr) : json(r.lag_state);
+    row["lag_bound_ms"] = r.lag_bound_ms ? json(*r.lag_bound_ms) : json(nullptr);
+    tables.push_back(std::move(row));
+  }
+  json next = nullptr;
+  if (more) next = rows.back().ownership.table.ToString();
+  if (!more && page->read_to) next = page->read_to->ToString();  // a filter's read ended
+  return JsonResponse(200, {{"tables", std::move(tables)}, {"next_after", std::move(next)}});
 }
 
 }  // namespace icewarden

@@ -11,10 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "orchestrator/api/api.h"
 #include "state/state_store.h"
 
 namespace icewarden {
 
+class QueryParams;
 struct LagReport;
 
 // The lag states a table can be filtered by: LagStateName's, and "not_compared" for a table
@@ -55,5 +57,9 @@ struct OwnershipPage {
 Result<OwnershipPage> ListOwnershipPage(StateStore& store, OwnershipQuery query,
                                         const OwnershipFilter& filter, const LagReport* lag,
                                         std::size_t limit);
+
+// GET /api/v1/ownership: ?owner= &namespace=a.b &state= &after=a.b.t &limit=1..10000 (1000)
+// {"tables":[...], "next_after": "a.b.t" | null}; rows carry lag_state and lag_bound_ms.
+ApiResponse HandleOwnershipList(StateStore& store, const LagReport* lag, const QueryParams& query);
 
 }  // namespace icewarden

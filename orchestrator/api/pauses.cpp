@@ -119,11 +119,13 @@ ApiResponse HandleResume(PauseStore* pauses, const Caller& caller, const std::st
   for (const Pause& p : *listed)
     if (p.scope == scope) found = &p;
   if (found == nullptr) {
-    std::string paused;
-    for (const Pause& p : *listed) paused += (paused.empty() ? "" : ", ") + p.scope;
-    return JsonErrorResponse(404, "not_found",
-                             "'" + scope.substr(0, 128) + "' is not paused" +
-                                 (paused.empty() ? "; nothing is" : "; paused: " + paused));
+    // Appended piece by piece: GCC 12 at -O3 misreads `"..." + std::string&&` (-Wrestrict).
+    std::string message = "'";
+    message.append(scope.substr(0, 128)).append("' is not paused");
+    if (listed->empty()) message.append("; nothing is");
+    for (std::size_t i = 0; i < listed->size(); ++i)
+      message.append(i == 0 ? "; paused: " : ", ").append((*listed)[i].scope);
+    return JsonErrorResponse(404, "not_found", message);
   }
   if (Status s = pauses->DeletePause(scope, Why(caller, "automation.resume", scope, reason, now));
       !s.ok())

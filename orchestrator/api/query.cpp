@@ -103,6 +103,18 @@ std::optional<std::string> QueryParams::Get(std::string_view name) const {
   return it->second;
 }
 
+Result<std::optional<std::string>> QueryParams::Text(std::string_view name,
+                                                     std::string_view example) const {
+  auto v = Get(name);
+  if (!v) return std::optional<std::string>();
+  if (v->empty() || v->size() > kMaxTextBytes) {
+    return Status::InvalidArgument(std::string(name) + " must be non-empty and at most " +
+                                   std::to_string(kMaxTextBytes) + " bytes, e.g. " +
+                                   std::string(example));
+  }
+  return v;
+}
+
 Result<std::int64_t> QueryParams::Integer(std::string_view name, std::int64_t fallback,
                                           std::int64_t min, std::int64_t max) const {
   auto it = values_.find(name);

@@ -41,6 +41,11 @@ class QueryParams {
 
   std::optional<std::string> Get(std::string_view name) const;
 
+  // A free-text filter: absent is nullopt; present must be non-empty and at most
+  // kMaxTextBytes, else kInvalidArgument naming it with `example` ("owner=us-east-1").
+  static constexpr std::size_t kMaxTextBytes = 1024;
+  Result<std::optional<std::string>> Text(std::string_view name, std::string_view example) const;
+
   // The decimal integer `name` in [min, max]; `fallback` when absent. kInvalidArgument
   // ("limit must be an integer from 1 to 10000, got 'abc'") otherwise.
   Result<std::int64_t> Integer(std::string_view name, std::int64_t fallback, std::int64_t min,

@@ -17,6 +17,12 @@
 
 namespace icewarden {
 
+class LiveView;
+
+// GET /api/v1/regions: {"regions":[...]}, each with silent_since, silent_rounds and the
+// last probe round from `live` (null or absent without it).
+ApiResponse HandleRegionList(StateStore& store, const LiveView* live);
+
 ApiResponse HandleRegionOverlay(const RegionEventSink& sink, HealthEvent event,
                                 const std::string& actor, const std::string& region,
                                 const std::string& body, UnixMillis now);

@@ -10,7 +10,7 @@ namespace icewarden {
 
 ApiResponse DashboardFileResponse(const Dashboard* dashboard, std::string_view name) {
   if (dashboard == nullptr) {
-    return JsonErrorResponse(503, "not_available", "this daemon serves no dashboard");
+    return JsonErrorResponse(503, "unavailable", "this daemon serves no dashboard");
   }
   auto file = dashboard->Find(name);
   if (!file) {

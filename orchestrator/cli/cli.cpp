@@ -8,6 +8,7 @@
 #include "orchestrator/build_info.h"
 #include "orchestrator/cli/client.h"
 #include "orchestrator/cli/cluster.h"
+#include "orchestrator/cli/completion.h"
 #include "orchestrator/cli/drill.h"
 #include "orchestrator/cli/failover.h"
 #include "orchestrator/cli/pause.h"
@@ -412,6 +413,14 @@ int RunCli(int argc, char** argv) {
     exit_code = ResolveToken(client, token_file) ? CmdAuditList(client, after_seq, audit_limit)
                                                  : kExitUsage;
   });
+
+  std::string shell;
+  auto* completion = app.add_subcommand(
+      "completion", "print a bash or zsh completion script (install lines at its top)");
+  completion->add_option("shell", shell, "bash or zsh")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh"}));
+  completion->callback([&] { std::cout << CompletionScript(app, shell); });
 
   try {
     app.parse(argc, argv);

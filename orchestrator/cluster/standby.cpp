@@ -35,7 +35,7 @@ std::function<ApiResponse(const ApiRequest&)> StandbyHandler(Leadership& leaders
   return [&leadership, &reads](const ApiRequest& req) -> ApiResponse {
     const std::string& replica = leadership.options().replica;
     const SplitTarget target = SplitRequestTarget(req.target);
-    if (target.path == "/healthz") return JsonResponse(200, json{{"ok", true}});
+    if (target.path == "/healthz") return JsonResponse(200, json{{"status", "ok"}});
     if (req.method == "GET" && AnsweredHere(target)) {
       ApiResponse r = reads.Handle(req);
       r.headers.emplace_back("X-Icewarden-Replica", replica + " (standby)");

@@ -143,6 +143,11 @@ class FailoverService {
                                                         const LoadedRoute& route) const;
 
  private:
+  // Failovers considered for the cooldown and overlap guards.
+  static constexpr std::size_t kRecentFailovers = 200;
+  // Tables a scope may hold: a bound on what one proposal reads from the store.
+  static constexpr std::size_t kMaxScopeTables = 1'000'000;
+
   Result<GuardSnapshot> Snapshot(const Failover& failover);
   // Snapshot with what the failover's approval waived (cooldown, best_candidate).
   Result<GuardSnapshot> SnapshotWithWaivers(const Failover& failover);

@@ -24,6 +24,8 @@
 #include "orchestrator/watch/live_view.h"
 #include "orchestrator/watch/region_probes.h"
 #include "orchestrator/watch/region_silence.h"
+#include "orchestrator/watch/table_discovery.h"
+#include "orchestrator/watch/unparsed_log.h"
 #include "state/clock.h"
 #include "state/state_store.h"
 
@@ -45,11 +47,8 @@ struct CatalogWatch::Loop {
   std::unique_ptr<LagMonitor> lag;
   TimerHandle lag_timer;
 
-  // Tables seen in the catalogs with no recorded owner, claimed after the round.
-  std::set<TableIdent> unclaimed;
-  // The last unparsed answer logged per (region, kind): the same one again every probe
-  // interval is counted, not logged again.
-  std::map<std::pair<std::string, std::string>, std::string> last_unparsed_logged;
+  TableDiscovery discovery{config, store};
+  UnparsedAnswerLog unparsed{live};
   std::atomic<bool> stopping{false};
   std::thread thread;
   // Who the change being persisted came from, and whether persisting it worked: set around
@@ -70,7 +69,7 @@ struct CatalogWatch::Loop {
     RegionProbeSinks sinks;
     sinks.on_round = [this](const ProbeRound& r) { OnRound(r); };
     sinks.on_unparsed = [this](const std::string& region, const UnparsedAnswer& a) {
-      OnUnparsed(region, a);
+      unparsed.Record(region, a);
     };
     auto built = RegionProbes::Build(config, io, *timers, *clock, std::move(sinks));
     if (!built.ok()) return built.status();
@@ -80,27 +79,9 @@ struct CatalogWatch::Loop {
     lag_options.policy.max_staleness = config.policies.max_staleness;
     lag_options.policy.retention_margin = config.policies.retention_margin;
     lag = std::make_unique<LagMonitor>(
-        probes->LagClients(), [this](const TableIdent& t) { return OwnerOf(t); }, *clock,
+        probes->LagClients(), [this](const TableIdent& t) { return discovery.OwnerOf(t); }, *clock,
         lag_options);
     return Status::Ok();
-  }
-
-  // Rule 7 of DESIGN.md: an answer icewarden cannot parse is icewarden's problem to report.
-  // Counted every time; logged, bounded and redacted, when it differs from the last one.
-  void OnUnparsed(const std::string& region, const UnparsedAnswer& a) {
-    live.CountUnparsed(region, a.kind);
-    std::string& last = last_unparsed_logged[{region, a.kind}];
-    const std::string seen = a.error + "\n" + a.excerpt;
-    if (seen == last) return;
-    last = seen;
-    if (a.kind == "http") {
-      spdlog::warn("{}: the catalog answered with bytes that are not HTTP: {}", region, a.error);
-      return;
-    }
-    spdlog::warn(
-        "{}: the catalog answered HTTP {} with a {} body icewarden cannot parse: {}; first {} "
-        "bytes, credentials redacted: {}",
-        region, a.http_status, a.kind, a.error, kUnparsedExcerptBytes, a.excerpt);
   }
 
   void OnRound(const ProbeRound& round) {
@@ -138,52 +119,12 @@ struct CatalogWatch::Loop {
       spdlog::error("could not persist {}: {}", d.reason, last_persist.ToString());
   }
 
-  // The owner the store records, else the one the config's rules assign (and the table is
-  // claimed for that owner after the round). A point lookup per listed table rather than a
-  // copy of the whole ownership table: cost follows the catalogs, and the daemon's memory
-  // does not grow with 100,000 owned tables.
-  std::optional<std::string> OwnerOf(const TableIdent& t) {
-    auto found = store.GetOwnership(t);
-    if (found.ok() && found->has_value()) return (*found)->owner;
-    if (found.ok()) unclaimed.insert(t);
-    return config.OwnerFor(t.ToString());
-  }
-
-  // Tables found in the catalogs that the store has never recorded get their first owner,
-  // by the config's rules, at epoch 1. A compare-and-set on epoch 0, so a table claimed
-  // meanwhile (by a failover) is left alone.
-  void ClaimDiscovered() {
-    // In chunks: a bounded transaction each, and a table claimed meanwhile (a conflict)
-    // holds back only its own chunk, which the next round retries.
-    constexpr std::size_t kClaimChunk = 5000;
-    std::vector<TableIdent> tables(unclaimed.begin(), unclaimed.end());
-    unclaimed.clear();
-    for (std::size_t at = 0; at < tables.size(); at += kClaimChunk) {
-      std::vector<OwnershipChange> changes;
-      for (std::size_t i = at; i < std::min(tables.size(), at + kClaimChunk); ++i)
-        changes.push_back({tables[i], 0, config.OwnerFor(tables[i].ToString()), ""});
-      AuditEvent why;
-      why.actor = "orchestrator";
-      why.source = "catalog discovery";
-      why.action = "ownership.claim";
-      why.target = std::to_string(changes.size()) + " tables";
-      why.reason =
-          "found in the catalogs with no recorded owner; owner assigned by the config's "
-          "ownership rules at epoch 1";
-      Status s = store.CompareAndSetOwnership(changes, why);
-      if (!s.ok())
-        spdlog::warn("claiming discovered tables: {}", s.ToString());
-      else
-        spdlog::info("claimed {} discovered tables by the ownership rules", changes.size());
-    }
-  }
-
   void LagRound() {
     if (stopping) return;
     lag->Refresh([this](Result<LagReport> report) {
       if (report.ok()) {
         live.PublishLag(*report);
-        ClaimDiscovered();
+        discovery.ClaimDiscovered();
       } else {
         spdlog::warn("lag round failed: {}", report.status().ToString());
       }

@@ -195,6 +195,13 @@ TEST_F(ApiTest, UnknownRouteIs404) {
   EXPECT_EQ(Get("/api/v1/failovers/a/b").status, 404);
 }
 
+TEST_F(ApiTest, A404NamesEveryRouteOfTheRouter) {
+  const std::string message = ErrorMessage(Get("/api/v1/nothing"));
+  for (const ApiRouteInfo& r : Api::RouteTable())
+    EXPECT_NE(message.find(std::string(r.pattern)), std::string::npos) << r.pattern;
+  EXPECT_NE(message.find("docs/openapi.yaml"), std::string::npos) << message;
+}
+
 TEST_F(ApiTest, WrongMethodIs405WithAllow) {
   ApiRequest req{"POST", "/api/v1/regions", {{"authorization", "Bearer admin-secret"}}, "{}", ""};
   ApiResponse res = api_.Handle(req);
