@@ -1,16 +1,13 @@
 #include "orchestrator/api/api.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string_view>
-#include <tuple>
 
 #include "orchestrator/api/audit.h"
 #include "orchestrator/api/auth.h"
@@ -42,8 +39,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxAuthorizationBytes = 4096;
-
-ApiResponse BadRequest(const std::string& message) { return BadRequestResponse(message); }
 
 ApiResponse Unauthorized(const std::string& message, bool token_was_sent) {
   ApiResponse res = JsonErrorResponse(401, "unauthorized", message);
@@ -278,10 +273,11 @@ class Api::Impl {
       if (auto denied = Authorize(req, *route->permission, &principal)) return *std::move(denied);
     }
     auto query = QueryParams::Parse(target.query);
-    if (!query.ok()) return BadRequest(query.status().message());
-    if (Status s = query->OnlyAllowed(route->params); !s.ok()) return BadRequest(s.message());
+    if (!query.ok()) return BadRequestResponse(query.status().message());
+    if (Status s = query->OnlyAllowed(route->params); !s.ok())
+      return BadRequestResponse(s.message());
     auto id = PercentDecode(raw_id, /*plus_is_space=*/false);
-    if (!id.ok()) return BadRequest("bad id in path: " + id.status().message());
+    if (!id.ok()) return BadRequestResponse("bad id in path: " + id.status().message());
     return (this->*(route->fn))(Call{*query, *id, principal, req});
   }
 
@@ -440,8 +436,8 @@ class Api::Impl {
   }
   ApiResponse DrillList(const Call& call) {
     if (drills_ == nullptr) return NoDrills();
-    auto limit = call.query.Integer("limit", 50, 1, 1000);
-    if (!limit.ok()) return BadRequest(limit.status().message());
+    auto limit = call.query.Integer("limit", 50, 1, kListPageMax);
+    if (!limit.ok()) return BadRequestResponse(limit.status().message());
     return HandleDrillList(*drills_, static_cast<std::size_t>(*limit));
   }
   ApiResponse DrillRun(const Call& call) {

@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kDefaultListLimit = 100;
-constexpr std::int64_t kMaxListLimit = 1000;
 // Audit events read per store call, and at most per request, when filtering by action or
 // actor (which the store does not index).
 constexpr std::size_t kAuditScanBatch = 1000;
@@ -28,7 +26,7 @@ ApiResponse HandleAuditList(StateStore& store, const QueryParams& query) {
   auto after = query.Integer("after_seq", 0, 0, std::numeric_limits<std::int64_t>::max());
   if (!after.ok()) return BadRequestResponse(after.status().message());
   q.after_seq = *after;
-  auto limit = query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+  auto limit = query.Integer("limit", kListPageDefault, 1, kListPageMax);
   if (!limit.ok()) return BadRequestResponse(limit.status().message());
   const auto want = static_cast<std::size_t>(*limit);
   auto target = query.Text("target", "target=fo-20261129-0001");

@@ -29,9 +29,6 @@ ApiResponse Answer(const CommandOutcome& out, int ok_status) {
   return JsonResponse(HttpStatusOf(out.status), body);
 }
 
-constexpr std::int64_t kDefaultListLimit = 100;
-constexpr std::int64_t kMaxListLimit = 1000;
-
 // What an approver is shown: the plan the failover would run now, its hash, the tables and
 // the guards as they stand.
 json PlanNow(FailoverService& failovers, const ReadinessBoard* readiness, const Failover& f,
@@ -132,7 +129,7 @@ ApiResponse HandleFailoverCommand(FailoverService& service, FailoverCommand comm
 }
 
 ApiResponse HandleFailoverList(StateStore& store, const QueryParams& query) {
-  auto limit = query.Integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+  auto limit = query.Integer("limit", kListPageDefault, 1, kListPageMax);
   if (!limit.ok()) return BadRequestResponse(limit.status().message());
   auto active = query.Get("active");
   if (active && *active != "true" && *active != "false")

@@ -13,9 +13,6 @@
 namespace icewarden {
 namespace {
 
-constexpr std::int64_t kDefaultOwnershipLimit = 1000;
-constexpr std::int64_t kMaxOwnershipLimit = 10000;
-
 using nlohmann::json;
 
 json SnapshotId(std::int64_t id) { return id < 0 ? json(nullptr) : json(std::to_string(id)); }
@@ -336,6 +333,10 @@ ApiResponse HandleLagList(const LiveView* live, const QueryParams& query) {
     if (!v.ok()) return BadRequestResponse(v.status().message());
     *field = *v;
   }
+  if (query.Get("after_replica") && !query.Get("after"))
+    return BadRequestResponse(
+        "after_replica goes with after: pass both from next_after of the previous page, e.g. "
+        "after=sales.orders&after_replica=eu-central-1");
   LagPage page;
   if (auto after = query.Get("after")) {
     page.after_table = TableIdent::Parse(*after);
@@ -347,7 +348,7 @@ ApiResponse HandleLagList(const LiveView* live, const QueryParams& query) {
     }
     if (auto replica = query.Get("after_replica")) page.after_replica = *replica;
   }
-  auto limit = query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+  auto limit = query.Integer("limit", kTablePageDefault, 1, kTablePageMax);
   if (!limit.ok()) return BadRequestResponse(limit.status().message());
   page.limit = static_cast<std::size_t>(*limit);
   json body = LagReportJson(*report, filter, page);

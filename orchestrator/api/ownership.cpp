@@ -14,9 +14,6 @@
 namespace icewarden {
 namespace {
 
-constexpr std::int64_t kDefaultOwnershipLimit = 1000;
-constexpr std::int64_t kMaxOwnershipLimit = 10000;
-
 constexpr std::size_t kBatch = 1000;
 // A filter reads at most this many tables a request; the page then ends early (read_to).
 constexpr std::size_t kMaxOwnershipScan = 100000;
@@ -146,7 +143,7 @@ ApiResponse HandleOwnershipList(StateStore& store, const LagReport* lag, const Q
           "(pass the next_after of the previous page)");
     }
   }
-  auto limit = query.Integer("limit", kDefaultOwnershipLimit, 1, kMaxOwnershipLimit);
+  auto limit = query.Integer("limit", kTablePageDefault, 1, kTablePageMax);
   if (!limit.ok()) return BadRequestResponse(limit.status().message());
   // One extra row says whether there is a next page.
   auto page = ListOwnershipPage(store, q, filter, lag, static_cast<std::size_t>(*limit) + 1);

@@ -26,6 +26,13 @@ SplitTarget SplitRequestTarget(std::string_view target);
 // truncated or non-hex escape, or an escape that decodes to a NUL byte.
 Result<std::string> PercentDecode(std::string_view s, bool plus_is_space);
 
+// ?limit= of the API's pages: lists of records (failovers, audit events) and lists of tables
+// (ownership, lag), a default and a bound each.
+inline constexpr std::int64_t kListPageDefault = 100;
+inline constexpr std::int64_t kListPageMax = 1000;
+inline constexpr std::int64_t kTablePageDefault = 1000;
+inline constexpr std::int64_t kTablePageMax = 10000;
+
 class QueryParams {
  public:
   static constexpr std::size_t kMaxParams = 32;

@@ -153,6 +153,11 @@ TEST(ApiLag, RouteAnswers503BeforeTheFirstRoundThenTheReport) {
   EXPECT_EQ(api.Handle(req).status, 400);
   req.target = "/api/v1/lag?limit=100000";
   EXPECT_EQ(api.Handle(req).status, 400);
+  // after_replica alone would be ignored, and the page start from the top: refused, naming both.
+  req.target = "/api/v1/lag?after_replica=us-east-1";
+  res = api.Handle(req);
+  EXPECT_EQ(res.status, 400);
+  EXPECT_NE(res.body.find("after_replica goes with after"), std::string::npos) << res.body;
   req.target = "/api/v1/lag?limit=1&after=eu.orders&after_replica=us-east-1";
   res = api.Handle(req);
   ASSERT_EQ(res.status, 200) << res.body;
