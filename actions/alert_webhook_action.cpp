@@ -23,8 +23,8 @@
 namespace icewarden {
 namespace {
 
-const std::vector<std::string> kParams = {"url",     "format",  "routing_key", "severity",
-                                          "summary", "details", "headers",     "hmac_secret"};
+const std::vector<std::string> kWebhookParams = {
+    "url", "format", "routing_key", "severity", "summary", "details", "headers", "hmac_secret"};
 
 struct WebhookSpec {
   std::string url;
@@ -37,10 +37,11 @@ struct WebhookSpec {
   std::string hmac_secret;
 };
 
-std::optional<WebhookSpec> Parse(const nlohmann::json& params, std::vector<ParamError>& errors) {
+std::optional<WebhookSpec> ParseWebhook(const nlohmann::json& params,
+                                        std::vector<ParamError>& errors) {
   ParamReader r(&errors);
   if (!r.RequireObject(params, "")) return std::nullopt;
-  r.RejectUnknown(params, "", kParams);
+  r.RejectUnknown(params, "", kWebhookParams);
   WebhookSpec s;
   if (auto url = ReadHttpUrl(params, "", "url", r)) s.url = *url;
   if (auto f = r.OneOf(params, "", "format", {"generic", "slack", "pagerduty"}, false))
@@ -161,7 +162,7 @@ class AlertWebhookAction final : public ParsedAction<WebhookSpec>, public Action
  protected:
   std::optional<WebhookSpec> Read(const nlohmann::json& params,
                                   std::vector<ParamError>& errors) const override {
-    return Parse(params, errors);
+    return ParseWebhook(params, errors);
   }
 
   std::string PlanSpec(const WebhookSpec& s) const override {

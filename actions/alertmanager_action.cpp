@@ -22,8 +22,8 @@
 namespace icewarden {
 namespace {
 
-const std::vector<std::string> kParams = {"url",     "labels",        "annotations",
-                                          "ends_in", "generator_url", "headers"};
+const std::vector<std::string> kAlertmanagerParams = {"url",     "labels",        "annotations",
+                                                      "ends_in", "generator_url", "headers"};
 constexpr const char* kDefaultAlertName = "IcewardenFailover";
 
 struct AlertmanagerSpec {
@@ -42,11 +42,11 @@ bool ValidLabelName(const std::string& name) {
   return true;
 }
 
-std::optional<AlertmanagerSpec> Parse(const nlohmann::json& params,
-                                      std::vector<ParamError>& errors) {
+std::optional<AlertmanagerSpec> ParseAlertmanager(const nlohmann::json& params,
+                                                  std::vector<ParamError>& errors) {
   ParamReader r(&errors);
   if (!r.RequireObject(params, "")) return std::nullopt;
-  r.RejectUnknown(params, "", kParams);
+  r.RejectUnknown(params, "", kAlertmanagerParams);
   AlertmanagerSpec s;
   if (auto url = ReadHttpUrl(params, "", "url", r)) s.url = *url;
   if (auto labels = r.StringMap(params, "", "labels", false)) s.labels = *labels;
@@ -108,7 +108,7 @@ class AlertmanagerAction final : public ParsedAction<AlertmanagerSpec>, public A
  protected:
   std::optional<AlertmanagerSpec> Read(const nlohmann::json& params,
                                        std::vector<ParamError>& errors) const override {
-    return Parse(params, errors);
+    return ParseAlertmanager(params, errors);
   }
 
   std::string PlanSpec(const AlertmanagerSpec& s) const override {

@@ -20,8 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t kMaxScopeTables = 100'000;
-constexpr std::size_t kMaxDetailRows = 50;
+constexpr std::size_t kMaxCheckDetailRows = 50;
 
 std::string Ms(std::chrono::milliseconds d) { return FormatLagDuration(d); }
 
@@ -244,7 +243,7 @@ class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams>,
                           {"failing", failing},
                           {"worst_lag_ms", summary.worst_lag.count()}};
     nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < rows.size() && i < kMaxDetailRows; ++i) {
+    for (size_t i = 0; i < rows.size() && i < kMaxCheckDetailRows; ++i) {
       const auto& row = rows[i];
       out.push_back({{"table", row.table.ToString()},
                      {"state", LagStateName(row.state)},
@@ -256,7 +255,7 @@ class ReplicaCaughtUpCheck final : public ParsedAction<ReplicaCaughtUpParams>,
                      {"reason", row.reason}});
     }
     detail["rows"] = out;
-    detail["rows_truncated"] = rows.size() > kMaxDetailRows;
+    detail["rows_truncated"] = rows.size() > kMaxCheckDetailRows;
     if (failing > 0)
       return ActionResult::Failed(rows.front().reason + " (worst of " + std::to_string(failing) +
                                       " failing out of " + std::to_string(rows.size()) + " tables)",

@@ -23,8 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t kMaxScopeTables = 100'000;
-constexpr std::size_t kMaxDetailRows = 100;
+constexpr std::size_t kMaxFenceDetailRows = 100;
 
 struct Seen {
   bool present = false;
@@ -117,7 +116,7 @@ class CatalogQuietFence final : public ParsedAction<QuietFenceParams> {
     int polls = 0, errors_seen = 0;
     auto detail = [&](const std::string& extra_key = "", const nlohmann::json& extra = {}) {
       nlohmann::json rows_json = nlohmann::json::array();
-      for (size_t i = 0; i < tables.size() && i < kMaxDetailRows; ++i)
+      for (size_t i = 0; i < tables.size() && i < kMaxFenceDetailRows; ++i)
         rows_json.push_back({{"table", tables[i].ToString()},
                              {"baseline_snapshot", SnapshotText(baseline[i])},
                              {"last_snapshot", SnapshotText(last[i])},

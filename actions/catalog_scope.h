@@ -73,6 +73,9 @@ class ScopeOwnershipCursor {
   bool exhausted_ = false;
 };
 
+// The most tables one catalog step acts on or watches: a scope's listing stops there.
+inline constexpr std::size_t kMaxScopeTables = 100'000;
+
 // Every row of a scope owned by `owner`, stopping with an error past `max_rows` (0: no limit).
 Result<std::vector<Ownership>> ListScopeOwnership(StateStore& store, const CatalogScope& scope,
                                                   const std::string& owner,

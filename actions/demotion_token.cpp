@@ -32,8 +32,7 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr std::size_t kMaxScopeTables = 100'000;
-constexpr std::size_t kMaxDetailRows = 50;
+constexpr std::size_t kMaxTokenDetailRows = 50;
 constexpr std::size_t kMaxReasonTables = 5;
 
 struct DemotionTokenParams {
@@ -344,7 +343,7 @@ class DemotionTokenAction final : public ParsedAction<DemotionTokenParams> {
         names += ": ";
         names += why;
       }
-      if (k < kMaxDetailRows)
+      if (k < kMaxTokenDetailRows)
         rows.push_back({{"table", token[i].table.ToString()},
                         {"token_snapshot_id", OptJson(token[i].snapshot_id)},
                         {"target_snapshot_id", OptJson(last[i].snapshot_id)},

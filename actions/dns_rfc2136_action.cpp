@@ -51,7 +51,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::vector<std::string> kParams = {
+const std::vector<std::string> kRfc2136Params = {
     "server", "zone", "tsig_key_name", "tsig_algorithm", "tsig_secret", "records", "fence_record"};
 const std::vector<std::string> kRecordParams = {"name", "type", "value", "ttl", "op"};
 
@@ -194,10 +194,11 @@ void ReadRecord(const nlohmann::json& rec, const std::string& path, size_t index
   std::sort(set->add.begin(), set->add.end());
 }
 
-std::optional<Rfc2136Spec> Parse(const nlohmann::json& params, std::vector<ParamError>& errors) {
+std::optional<Rfc2136Spec> ParseRfc2136(const nlohmann::json& params,
+                                        std::vector<ParamError>& errors) {
   ParamReader r(&errors);
   if (!r.RequireObject(params, "")) return std::nullopt;
-  r.RejectUnknown(params, "", kParams);
+  r.RejectUnknown(params, "", kRfc2136Params);
   Rfc2136Spec s;
   std::string why;
   if (auto server = r.String(params, "", "server", true)) {
@@ -555,7 +556,7 @@ class DnsRfc2136Action final : public ParsedAction<Rfc2136Spec>, public ActionPr
  protected:
   std::optional<Rfc2136Spec> Read(const nlohmann::json& params,
                                   std::vector<ParamError>& errors) const override {
-    return Parse(params, errors);
+    return ParseRfc2136(params, errors);
   }
 
   std::string PlanSpec(const Rfc2136Spec& s) const override {

@@ -23,7 +23,6 @@ namespace icewarden {
 
 namespace {
 
-constexpr std::size_t kMaxScopeTables = 100'000;
 constexpr std::size_t kMaxOffending = 20;  // tables listed in the detail
 constexpr std::size_t kMaxNamed = 3;       // tables named in the reason
 

@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::vector<std::string> kParams = {"server", "name", "type", "expect"};
+const std::vector<std::string> kVerifyDnsParams = {"server", "name", "type", "expect"};
 
 struct VerifyDnsSpec {
   DnsServer server;
@@ -29,10 +29,11 @@ struct VerifyDnsSpec {
   std::vector<std::string> expect;  // canonical, sorted
 };
 
-std::optional<VerifyDnsSpec> Parse(const nlohmann::json& params, std::vector<ParamError>& errors) {
+std::optional<VerifyDnsSpec> ParseVerifyDns(const nlohmann::json& params,
+                                            std::vector<ParamError>& errors) {
   ParamReader r(&errors);
   if (!r.RequireObject(params, "")) return std::nullopt;
-  r.RejectUnknown(params, "", kParams);
+  r.RejectUnknown(params, "", kVerifyDnsParams);
   VerifyDnsSpec s;
   std::string why;
   if (auto server = r.String(params, "", "server", true)) {
@@ -96,7 +97,7 @@ class VerifyDnsAction final : public ParsedAction<VerifyDnsSpec>, public ActionP
  protected:
   std::optional<VerifyDnsSpec> Read(const nlohmann::json& params,
                                     std::vector<ParamError>& errors) const override {
-    return Parse(params, errors);
+    return ParseVerifyDns(params, errors);
   }
 
   std::string PlanSpec(const VerifyDnsSpec& s) const override {

@@ -24,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-const std::vector<std::string> kParams = {"duration", "until", "poll_interval"};
+const std::vector<std::string> kWaitParams = {"duration", "until", "poll_interval"};
 const std::vector<std::string> kUntilParams = {"url", "expect_status", "headers"};
 constexpr auto kSlice = 20ms;  // how quickly a wait notices cancellation
 
@@ -35,10 +35,10 @@ struct WaitSpec {
   std::chrono::milliseconds poll_interval{5000};
 };
 
-std::optional<WaitSpec> Parse(const nlohmann::json& params, std::vector<ParamError>& errors) {
+std::optional<WaitSpec> ParseWait(const nlohmann::json& params, std::vector<ParamError>& errors) {
   ParamReader r(&errors);
   if (!r.RequireObject(params, "")) return std::nullopt;
-  r.RejectUnknown(params, "", kParams);
+  r.RejectUnknown(params, "", kWaitParams);
   WaitSpec s;
   const bool has_until = params.contains("until") && !params["until"].is_null();
   s.duration = r.Duration(params, "", "duration", !has_until);
@@ -93,7 +93,7 @@ class WaitAction final : public ParsedAction<WaitSpec> {
  protected:
   std::optional<WaitSpec> Read(const nlohmann::json& params,
                                std::vector<ParamError>& errors) const override {
-    return Parse(params, errors);
+    return ParseWait(params, errors);
   }
 
   std::string PlanSpec(const WaitSpec& s) const override {

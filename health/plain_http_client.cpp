@@ -29,7 +29,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 // Enough for a LoadTableResult of a small table in one recv; larger bodies grow the buffer.
 constexpr std::size_t kReadChunk = 16 * 1024;
@@ -113,7 +113,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
         idempotent_(idempotent),
         head_(head),
         deadline_(deadline),
-        expiry_(Clock::now() + deadline),
+        expiry_(Steady::now() + deadline),
         done_(std::move(done)) {}
 
   void Start() {
@@ -339,7 +339,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   const bool idempotent_;
   const bool head_;
   const std::chrono::milliseconds deadline_;
-  const Clock::time_point expiry_;
+  const Steady::time_point expiry_;
   std::function<void(Result<HttpResponse>)> done_;
 
   std::unique_ptr<Connection> conn_;

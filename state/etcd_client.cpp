@@ -14,7 +14,7 @@ namespace {
 
 namespace http = boost::beast::http;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -261,7 +261,7 @@ struct EtcdClient::Impl {
   // member's HTTP server.
   Result<http::response<http::string_body>> Exchange(const EtcdEndpoint& e, const char* path,
                                                      const std::string& body,
-                                                     Clock::time_point deadline, bool& sent) {
+                                                     Steady::time_point deadline, bool& sent) {
     std::string wire = std::string("POST ") + path + " HTTP/1.1\r\nHost: " + e.authority;
     if (!token.empty()) {
       wire += "\r\nAuthorization: ";
@@ -301,7 +301,7 @@ struct EtcdClient::Impl {
 
   // One request, on whichever member answers, with the failure rules of etcd_client.h.
   Result<json> Send(const char* path, const std::string& body, bool idempotent,
-                    Clock::time_point deadline) {
+                    Steady::time_point deadline) {
     std::size_t refused = 0;
     bool retried = false;
     Status last = Status::Unavailable("etcd: not tried");
@@ -313,7 +313,7 @@ struct EtcdClient::Impl {
           // Never reached this member (or refused to trust it): the next one may answer.
           last = s;
           current = (current + 1) % endpoints.size();
-          if (++refused >= endpoints.size() || Clock::now() >= deadline) return last;
+          if (++refused >= endpoints.size() || Steady::now() >= deadline) return last;
           continue;
         }
       }
@@ -334,7 +334,7 @@ struct EtcdClient::Impl {
       conn.Close();
       // Once, on a fresh connection: a request of which nothing left (the member never saw
       // it), or a read, which is harmless to send twice.
-      if (!retried && Clock::now() < deadline && (!sent || idempotent)) {
+      if (!retried && Steady::now() < deadline && (!sent || idempotent)) {
         retried = true;
         continue;
       }
@@ -347,7 +347,7 @@ struct EtcdClient::Impl {
 
   // A token for options.auth, or no token when the cluster has auth turned off (as etcd's own
   // client does: the same config then works before and after `auth enable`).
-  Status Authenticate(Clock::time_point deadline) {
+  Status Authenticate(Steady::time_point deadline) {
     token.clear();
     auth_off = false;
     const json request{{"name", options.auth.username}, {"password", options.auth.password}};
@@ -380,7 +380,7 @@ struct EtcdClient::Impl {
     if (!setup_error.ok()) return setup_error;
     if (endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints configured");
     const std::string body = request.dump();
-    const auto deadline = Clock::now() + options.timeout;
+    const auto deadline = Steady::now() + options.timeout;
     const bool auth = !options.auth.username.empty();
     if (auth && token.empty() && !auth_off) {
       if (Status s = Authenticate(deadline); !s.ok()) return s;

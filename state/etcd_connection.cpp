@@ -31,15 +31,15 @@ struct EtcdTlsContext::Native {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
-int MillisLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+int MillisLeft(Steady::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
   return left.count() < 0 ? 0 : static_cast<int>(left.count());
 }
 
 // Waits for `events` on fd until the deadline; false on timeout or error.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
+bool WaitFor(int fd, short events, Steady::time_point deadline) {
   pollfd p{fd, events, 0};
   while (true) {
     const int n = ::poll(&p, 1, MillisLeft(deadline));
@@ -226,7 +226,7 @@ struct EtcdConnection::State {
   Status Refusal(Deadline deadline) {
     char c;
     int error = 0;
-    const Deadline soon = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
+    const Deadline soon = std::min(deadline, Steady::now() + std::chrono::milliseconds(200));
     if (Drive([&] { return SSL_read(ssl, &c, 1); }, soon, &error) > 0) return Status::Ok();
     const unsigned long code = ERR_peek_last_error();
     if (!RefusedOurCertificate(code)) {

@@ -6,10 +6,9 @@ namespace icewarden {
 namespace {
 
 using H = RegionHealth;
-using E = HealthEvent;
 
 // A guard reads the counters as they will be after the event is counted.
-enum class Guard {
+enum class HealthGuard {
   kAlways,
   kBelowFall,
   kReachesFall,
@@ -21,8 +20,8 @@ enum class Guard {
 
 struct HealthTransition {
   H from;
-  E event;
-  Guard guard;
+  HealthEvent event;
+  HealthGuard guard;
   H to;
 };
 
@@ -33,73 +32,73 @@ struct HealthTransition {
 // between healthy and unreachable. A catalog that answers with something icewarden cannot
 // parse is alive (DESIGN.md rule 7): at most degraded, never unreachable, and such a round
 // breaks both runs, so it neither counts towards fall nor towards rise.
-constexpr std::array<HealthTransition, 18> kTransitions{{
+constexpr std::array<HealthTransition, 18> kHealthTransitions{{
     // from            event                  guard                to
-    {H::kHealthy, E::kProbeRoundPassed, Guard::kAlways, H::kHealthy},
-    {H::kHealthy, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
-    {H::kHealthy, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
-    {H::kHealthy, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
-    {H::kHealthy, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
-    {H::kHealthy, E::kLiftSuspect, Guard::kAlways, H::kHealthy},
-    {H::kDegraded, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
-    {H::kDegraded, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
-    {H::kDegraded, E::kProbeRoundFailed, Guard::kBelowFall, H::kDegraded},
-    {H::kDegraded, E::kProbeRoundFailed, Guard::kReachesFall, H::kUnreachable},
-    {H::kDegraded, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
-    {H::kDegraded, E::kMarkSuspect, Guard::kAlways, H::kDegraded},
+    {H::kHealthy, HealthEvent::kProbeRoundPassed, HealthGuard::kAlways, H::kHealthy},
+    {H::kHealthy, HealthEvent::kProbeRoundFailed, HealthGuard::kBelowFall, H::kDegraded},
+    {H::kHealthy, HealthEvent::kProbeRoundFailed, HealthGuard::kReachesFall, H::kUnreachable},
+    {H::kHealthy, HealthEvent::kProbeRoundUnparsed, HealthGuard::kAlways, H::kDegraded},
+    {H::kHealthy, HealthEvent::kMarkSuspect, HealthGuard::kAlways, H::kDegraded},
+    {H::kHealthy, HealthEvent::kLiftSuspect, HealthGuard::kAlways, H::kHealthy},
+    {H::kDegraded, HealthEvent::kProbeRoundPassed, HealthGuard::kBelowRise, H::kDegraded},
+    {H::kDegraded, HealthEvent::kProbeRoundPassed, HealthGuard::kReachesRise, H::kHealthy},
+    {H::kDegraded, HealthEvent::kProbeRoundFailed, HealthGuard::kBelowFall, H::kDegraded},
+    {H::kDegraded, HealthEvent::kProbeRoundFailed, HealthGuard::kReachesFall, H::kUnreachable},
+    {H::kDegraded, HealthEvent::kProbeRoundUnparsed, HealthGuard::kAlways, H::kDegraded},
+    {H::kDegraded, HealthEvent::kMarkSuspect, HealthGuard::kAlways, H::kDegraded},
     // Lifting a suspicion never overrules the probes: a failing round keeps it degraded.
-    {H::kDegraded, E::kLiftSuspect, Guard::kNoFailures, H::kHealthy},
-    {H::kDegraded, E::kLiftSuspect, Guard::kSomeFailures, H::kDegraded},
-    {H::kUnreachable, E::kProbeRoundFailed, Guard::kAlways, H::kUnreachable},
-    {H::kUnreachable, E::kProbeRoundPassed, Guard::kBelowRise, H::kDegraded},
-    {H::kUnreachable, E::kProbeRoundPassed, Guard::kReachesRise, H::kHealthy},
-    {H::kUnreachable, E::kProbeRoundUnparsed, Guard::kAlways, H::kDegraded},
+    {H::kDegraded, HealthEvent::kLiftSuspect, HealthGuard::kNoFailures, H::kHealthy},
+    {H::kDegraded, HealthEvent::kLiftSuspect, HealthGuard::kSomeFailures, H::kDegraded},
+    {H::kUnreachable, HealthEvent::kProbeRoundFailed, HealthGuard::kAlways, H::kUnreachable},
+    {H::kUnreachable, HealthEvent::kProbeRoundPassed, HealthGuard::kBelowRise, H::kDegraded},
+    {H::kUnreachable, HealthEvent::kProbeRoundPassed, HealthGuard::kReachesRise, H::kHealthy},
+    {H::kUnreachable, HealthEvent::kProbeRoundUnparsed, HealthGuard::kAlways, H::kDegraded},
     // kUnreachable + kMarkSuspect has no row: it is already worse than suspect; nor has
     // kUnreachable + kLiftSuspect: only probe rounds bring an unreachable region back.
 }};
 
 // Overlays: which event sets which flag, and who may send it.
 struct OverlayTransition {
-  E event;
+  HealthEvent event;
   bool Region::*flag;
   bool value;
 };
 constexpr std::array<OverlayTransition, 4> kOverlays{{
-    {E::kSetFenced, &Region::fenced, true},
-    {E::kClearFenced, &Region::fenced, false},
-    {E::kSetMaintenance, &Region::maintenance, true},
-    {E::kClearMaintenance, &Region::maintenance, false},
+    {HealthEvent::kSetFenced, &Region::fenced, true},
+    {HealthEvent::kClearFenced, &Region::fenced, false},
+    {HealthEvent::kSetMaintenance, &Region::maintenance, true},
+    {HealthEvent::kClearMaintenance, &Region::maintenance, false},
 }};
 
-bool MaySend(EventSource source, E event) {
+bool MaySend(EventSource source, HealthEvent event) {
   switch (event) {
-    case E::kProbeRoundFailed:
-    case E::kProbeRoundPassed:
-    case E::kProbeRoundUnparsed:
+    case HealthEvent::kProbeRoundFailed:
+    case HealthEvent::kProbeRoundPassed:
+    case HealthEvent::kProbeRoundUnparsed:
       return source == EventSource::kProbe;
-    case E::kMarkSuspect:
-    case E::kLiftSuspect:
+    case HealthEvent::kMarkSuspect:
+    case HealthEvent::kLiftSuspect:
       return source != EventSource::kOrchestrator;
     default:  // overlays: rule 4 of DESIGN.md, observers never change administrative state
       return source == EventSource::kOperator || source == EventSource::kOrchestrator;
   }
 }
 
-bool GuardHolds(Guard g, const Region& counted, const HealthThresholds& t) {
+bool GuardHolds(HealthGuard g, const Region& counted, const HealthThresholds& t) {
   switch (g) {
-    case Guard::kAlways:
+    case HealthGuard::kAlways:
       return true;
-    case Guard::kBelowFall:
+    case HealthGuard::kBelowFall:
       return counted.consecutive_failures < t.fall;
-    case Guard::kReachesFall:
+    case HealthGuard::kReachesFall:
       return counted.consecutive_failures >= t.fall;
-    case Guard::kBelowRise:
+    case HealthGuard::kBelowRise:
       return counted.consecutive_successes < t.rise;
-    case Guard::kReachesRise:
+    case HealthGuard::kReachesRise:
       return counted.consecutive_successes >= t.rise;
-    case Guard::kNoFailures:
+    case HealthGuard::kNoFailures:
       return counted.consecutive_failures == 0;
-    case Guard::kSomeFailures:
+    case HealthGuard::kSomeFailures:
       return counted.consecutive_failures > 0;
   }
   return false;
@@ -113,21 +112,21 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
   const std::string head = r.name + " " + RegionHealthName(r.health) + ": ";
   const std::string probe = in.probe.empty() ? "probe" : in.probe;
   switch (in.event) {
-    case E::kProbeRoundFailed:
+    case HealthEvent::kProbeRoundFailed:
       return head + std::to_string(r.consecutive_failures) + " consecutive " + probe +
              (r.consecutive_failures == 1 ? " failure" : " failures") +
              (r.health == H::kUnreachable ? "" : " (fall " + std::to_string(t.fall) + ")") +
              (in.detail.empty() ? "" : ": " + in.detail);
-    case E::kProbeRoundPassed:
+    case HealthEvent::kProbeRoundPassed:
       return head + Plural(r.consecutive_successes, "consecutive passed round") +
              (r.health == H::kHealthy ? "" : " (rise " + std::to_string(t.rise) + ")");
-    case E::kProbeRoundUnparsed:
+    case HealthEvent::kProbeRoundUnparsed:
       return head + probe + " answered with something icewarden cannot parse" +
              (in.detail.empty() ? "" : ": " + in.detail);
-    case E::kMarkSuspect:
+    case HealthEvent::kMarkSuspect:
       return head + "marked suspect by " + EventSourceName(in.source) +
              (in.detail.empty() ? "" : ": " + in.detail);
-    case E::kLiftSuspect:
+    case HealthEvent::kLiftSuspect:
       return head + "suspicion lifted by " + EventSourceName(in.source) +
              (r.health == H::kHealthy ? "" : " (probes are still failing)") +
              (in.detail.empty() ? "" : ": " + in.detail);
@@ -140,23 +139,23 @@ std::string Describe(const Region& r, const HealthInput& in, const HealthThresho
 
 const char* HealthEventName(HealthEvent e) {
   switch (e) {
-    case E::kProbeRoundFailed:
+    case HealthEvent::kProbeRoundFailed:
       return "probe_round_failed";
-    case E::kProbeRoundPassed:
+    case HealthEvent::kProbeRoundPassed:
       return "probe_round_passed";
-    case E::kProbeRoundUnparsed:
+    case HealthEvent::kProbeRoundUnparsed:
       return "probe_round_unparsed";
-    case E::kMarkSuspect:
+    case HealthEvent::kMarkSuspect:
       return "mark_suspect";
-    case E::kLiftSuspect:
+    case HealthEvent::kLiftSuspect:
       return "lift_suspect";
-    case E::kSetFenced:
+    case HealthEvent::kSetFenced:
       return "set_fenced";
-    case E::kClearFenced:
+    case HealthEvent::kClearFenced:
       return "clear_fenced";
-    case E::kSetMaintenance:
+    case HealthEvent::kSetMaintenance:
       return "set_maintenance";
-    case E::kClearMaintenance:
+    case HealthEvent::kClearMaintenance:
       return "clear_maintenance";
   }
   return "unknown";
@@ -200,18 +199,18 @@ HealthDecision ApplyHealthEvent(const Region& current, const HealthInput& input,
   }
 
   Region counted = current;
-  if (input.event == E::kProbeRoundFailed) {
+  if (input.event == HealthEvent::kProbeRoundFailed) {
     counted.consecutive_failures += 1;
     counted.consecutive_successes = 0;
-  } else if (input.event == E::kProbeRoundPassed) {
+  } else if (input.event == HealthEvent::kProbeRoundPassed) {
     counted.consecutive_successes += 1;
     counted.consecutive_failures = 0;
-  } else if (input.event == E::kProbeRoundUnparsed) {
+  } else if (input.event == HealthEvent::kProbeRoundUnparsed) {
     counted.consecutive_successes = 0;
     counted.consecutive_failures = 0;
   }
 
-  for (const auto& t : kTransitions) {
+  for (const auto& t : kHealthTransitions) {
     if (t.from != current.health || t.event != input.event) continue;
     if (!GuardHolds(t.guard, counted, thresholds)) continue;
     d.accepted = true;

@@ -54,11 +54,11 @@ DrillRun ReadRun(const SqliteStatement& s) {
   return r;
 }
 
-constexpr const char* kStepColumns =
+constexpr const char* kDrillStepColumns =
     "run_id, step_id, ordinal, section, action, state, attempts, error, params_json,"
     " before_json, detail_json, cleanup, cleanup_reason, started_at, finished_at";
 
-DrillStep ReadStep(const SqliteStatement& s) {
+DrillStep ReadDrillStep(const SqliteStatement& s) {
   DrillStep d;
   d.run_id = s.ColumnText(0);
   d.step_id = s.ColumnText(1);
@@ -208,7 +208,7 @@ Status SqliteStore::PutDrillStep(const DrillStep& d) {
   std::lock_guard lock(mu_);
   if (read_only_) return Status::FailedPrecondition("the state store is open read-only");
   Result<SqliteStatement*> stmt =
-      Statement(std::string("INSERT OR REPLACE INTO drill_steps (") + kStepColumns +
+      Statement(std::string("INSERT OR REPLACE INTO drill_steps (") + kDrillStepColumns +
                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 "journaling a drill step");
   if (!stmt.ok()) return stmt.status();
@@ -237,7 +237,7 @@ Status SqliteStore::PutDrillStep(const DrillStep& d) {
 
 Result<std::vector<DrillStep>> SqliteStore::ListDrillSteps(const std::string& run_id) {
   std::lock_guard lock(mu_);
-  Result<SqliteStatement*> stmt = Statement(std::string("SELECT ") + kStepColumns +
+  Result<SqliteStatement*> stmt = Statement(std::string("SELECT ") + kDrillStepColumns +
                                                 " FROM drill_steps WHERE run_id = ?1"
                                                 " ORDER BY ordinal, step_id",
                                             "listing drill steps");
@@ -249,7 +249,7 @@ Result<std::vector<DrillStep>> SqliteStore::ListDrillSteps(const std::string& ru
     Result<bool> row = (*stmt)->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out.push_back(ReadStep(**stmt));
+    out.push_back(ReadDrillStep(**stmt));
   }
   return out;
 }

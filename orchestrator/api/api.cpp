@@ -38,8 +38,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxAuthorizationBytes = 4096;
-
 ApiResponse Unauthorized(const std::string& message, bool token_was_sent) {
   ApiResponse res = JsonErrorResponse(401, "unauthorized", message);
   res.headers.emplace_back("WWW-Authenticate",
@@ -289,7 +287,7 @@ class Api::Impl {
     if (header == req.headers.end()) {
       return Unauthorized("missing bearer token: send Authorization: Bearer TOKEN", false);
     }
-    if (header->second.size() > kMaxAuthorizationBytes) {
+    if (header->second.size() > kApiMaxAuthorizationBytes) {
       return Unauthorized("Authorization header is too long", true);
     }
     auto token = BearerToken(header->second);

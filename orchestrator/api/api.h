@@ -76,6 +76,8 @@ struct ApiResponse {
 
 // Largest request body Handle accepts (the server enforces the same limit while reading).
 inline constexpr std::size_t kApiMaxBodyBytes = 1 << 20;
+// Longest Authorization header the API reads (a bearer token or a webhook's credentials).
+inline constexpr std::size_t kApiMaxAuthorizationBytes = 4096;
 // Longest request target Handle accepts.
 inline constexpr std::size_t kApiMaxTargetBytes = 8192;
 

@@ -8,8 +8,6 @@
 namespace icewarden {
 namespace {
 
-constexpr std::size_t kMaxAuthorizationBytes = 4096;
-
 ApiResponse FromWebhook(const WebhookReply& reply) {
   ApiResponse res;
   res.status = reply.status;
@@ -38,7 +36,7 @@ ApiResponse HandleAlertmanagerWebhook(WebhookReceiver& receiver, const TokenVeri
     return Unauthorized(
         "missing credentials: send the bearer token or basic auth of a webhooks.alertmanager "
         "receiver (Alertmanager's http_config authorization or basic_auth)");
-  if (header->second.size() > kMaxAuthorizationBytes)
+  if (header->second.size() > kApiMaxAuthorizationBytes)
     return Unauthorized("Authorization header is too long");
   std::optional<std::string> who = receiver.AuthenticateAlertmanager(header->second);
   if (!who) {

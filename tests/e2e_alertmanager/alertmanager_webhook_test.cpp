@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kWebhookToken = "e2e-alertmanager-webhook-token";
+constexpr const char* kAmWebhookToken = "e2e-alertmanager-webhook-token";
 
 class AlertmanagerWebhookE2eTest : public LabStackTest {
  protected:
@@ -34,7 +34,7 @@ class AlertmanagerWebhookE2eTest : public LabStackTest {
         "      match: {alertname: IcebergCatalogDown, severity: critical}\n"
         "      effect: propose_failover\n"
         "      route: us-east-1-to-eu-central-1\n";
-    options_.extra_env = {{"ICEWARDEN_WEBHOOK_TOKEN", kWebhookToken}};
+    options_.extra_env = {{"ICEWARDEN_WEBHOOK_TOKEN", kAmWebhookToken}};
   }
 
   // Alertmanager's webhook notifications sent so far (its own /metrics).
@@ -104,7 +104,7 @@ TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRep
            "        send_resolved: true\n"
            "        http_config:\n"
            "          authorization: {credentials: " +
-           kWebhookToken + "}\n";
+           kAmWebhookToken + "}\n";
   };
   ASSERT_TRUE(
       stack_->alertmanager().Reconfigure("route:\n"
@@ -186,7 +186,7 @@ TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRep
         << r.body;
     SCOPED_TRACE("notification " + std::to_string(i) + ": " + r.body);
     EXPECT_EQ(r.method, "POST");
-    EXPECT_EQ(r.Header("Authorization"), std::string("Bearer ") + kWebhookToken);
+    EXPECT_EQ(r.Header("Authorization"), std::string("Bearer ") + kAmWebhookToken);
     EXPECT_EQ(r.Header("User-Agent").rfind("Alertmanager/", 0), 0u) << r.Header("User-Agent");
     auto parsed = ParseAlertmanagerPayload(r.body);
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

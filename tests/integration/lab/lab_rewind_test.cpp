@@ -26,7 +26,7 @@ const std::vector<ReplicaTable>& UsTables() {
   return tables;
 }
 
-std::set<int64_t> SnapshotIds(const json& metadata) {
+std::set<int64_t> RewindSnapshotIds(const json& metadata) {
   std::set<int64_t> ids;
   if (!metadata.is_object()) return ids;
   for (const auto& snapshot : metadata["snapshots"]) {
@@ -114,7 +114,7 @@ TEST_F(LabRewindTest, ReplacesEveryDivergedReplicaWithItsOwnersCopy) {
   const std::string owner_location = MetadataLocation(kUs, "sales", "orders");
   const json rogue = RogueSnapshotIds("sales.orders");
   ASSERT_EQ(rogue.size(), 1u);
-  ASSERT_TRUE(SnapshotIds(Metadata(kEu, "sales", "orders")).count(rogue[0].get<int64_t>()));
+  ASSERT_TRUE(RewindSnapshotIds(Metadata(kEu, "sales", "orders")).count(rogue[0].get<int64_t>()));
 
   json answer = RewindOk(kEu);
   ASSERT_TRUE(answer.is_object());
@@ -147,7 +147,7 @@ TEST_F(LabRewindTest, ReplacesEveryDivergedReplicaWithItsOwnersCopy) {
   }
   json replica = Metadata(kEu, "sales", "orders");
   EXPECT_EQ(replica["current-snapshot-id"], owner_snapshot);
-  EXPECT_FALSE(SnapshotIds(replica).count(rogue[0].get<int64_t>()));
+  EXPECT_FALSE(RewindSnapshotIds(replica).count(rogue[0].get<int64_t>()));
   // The owner is left as it was.
   EXPECT_EQ(MetadataLocation(kUs, "sales", "orders"), owner_location);
   EXPECT_EQ(Metadata(kUs, "sales", "orders"), owner_before);
@@ -184,8 +184,8 @@ TEST_F(LabRewindTest, DiscardsOnlyTheReplicasOwnSnapshotsWhenTheOwnerHasExpiredS
   const json rogue = RogueSnapshotIds("sales.orders");
   ASSERT_EQ(rogue.size(), 1u);
   std::set<int64_t> only_in_replica;
-  const std::set<int64_t> owner = SnapshotIds(Metadata(kUs, "sales", "orders"));
-  for (int64_t id : SnapshotIds(Metadata(kEu, "sales", "orders"))) {
+  const std::set<int64_t> owner = RewindSnapshotIds(Metadata(kUs, "sales", "orders"));
+  for (int64_t id : RewindSnapshotIds(Metadata(kEu, "sales", "orders"))) {
     if (!owner.count(id)) only_in_replica.insert(id);
   }
   ASSERT_EQ(only_in_replica.size(), 5u);  // the rogue commit's and 4 expired in the owner

@@ -127,8 +127,9 @@ std::string Ok(const std::string& body) {
   return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-Result<HttpResponse> RoundTrip(asio::io_context& io, HttpTransport& transport, HttpRequest req,
-                               std::chrono::milliseconds deadline, bool* inside_send = nullptr) {
+Result<HttpResponse> WireRoundTrip(asio::io_context& io, HttpTransport& transport, HttpRequest req,
+                                   std::chrono::milliseconds deadline,
+                                   bool* inside_send = nullptr) {
   std::optional<Result<HttpResponse>> out;
   bool sending = true;
   transport.Send(std::move(req), deadline, [&](Result<HttpResponse> r) {
@@ -142,7 +143,7 @@ Result<HttpResponse> RoundTrip(asio::io_context& io, HttpTransport& transport, H
   return std::move(*out);
 }
 
-HttpRequest Get(const std::string& url) {
+HttpRequest WireGet(const std::string& url) {
   HttpRequest req;
   req.url = url;
   return req;
@@ -162,12 +163,13 @@ TEST(BeastTransportWireTest, RequestBytesAreExactlyWhatTheCallerAsked) {
   post.headers.Set("Host", "spoofed.example");  // the URL names the host
   post.headers.Set("Connection", "close");      // the pool decides
   post.headers.Set("Content-Length", "999");    // the body decides
-  ASSERT_TRUE(RoundTrip(io, *transport, post, 5s).ok());
+  ASSERT_TRUE(WireRoundTrip(io, *transport, post, 5s).ok());
   HttpRequest empty_post = post;
   empty_post.body.clear();
   post.body = R"({"a":1})";
-  ASSERT_TRUE(RoundTrip(io, *transport, post, 5s).ok());
-  ASSERT_TRUE(RoundTrip(io, *transport, Get(server.Url("/v1/config?warehouse=w")), 5s).ok());
+  ASSERT_TRUE(WireRoundTrip(io, *transport, post, 5s).ok());
+  ASSERT_TRUE(
+      WireRoundTrip(io, *transport, WireGet(server.Url("/v1/config?warehouse=w")), 5s).ok());
 
   const std::string host = server.Url("").substr(7);
   auto requests = server.requests();
@@ -194,10 +196,10 @@ TEST(BeastTransportWireTest, AHeaderWithALineBreakIsRefusedAndNothingIsSent) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  HttpRequest req = Get(server.Url("/x"));
+  HttpRequest req = WireGet(server.Url("/x"));
   req.headers.Set("X-Trace", "a\r\nAuthorization: Bearer stolen");
   bool inside_send = true;
-  auto r = RoundTrip(io, *transport, req, 5s, &inside_send);
+  auto r = WireRoundTrip(io, *transport, req, 5s, &inside_send);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(inside_send) << "the callback runs on the io_context, never inside Send";
@@ -207,15 +209,16 @@ TEST(BeastTransportWireTest, AHeaderWithALineBreakIsRefusedAndNothingIsSent) {
   // The same check for https, before any handshake, and for the method and the path.
   HttpRequest tls = req;
   tls.url = "https://127.0.0.1:" + server.Url("").substr(17) + "/x";
-  auto over_tls = RoundTrip(io, *transport, tls, 5s);
+  auto over_tls = WireRoundTrip(io, *transport, tls, 5s);
   EXPECT_EQ(over_tls.status().code(), StatusCode::kInvalidArgument) << over_tls.status().ToString();
   EXPECT_NE(over_tls.status().message().find("X-Trace"), std::string::npos)
       << over_tls.status().ToString();
-  HttpRequest method = Get(server.Url("/x"));
+  HttpRequest method = WireGet(server.Url("/x"));
   method.method = "GET /y HTTP/1.1\r\nX:";
-  EXPECT_EQ(RoundTrip(io, *transport, method, 5s).status().code(), StatusCode::kInvalidArgument);
-  HttpRequest path = Get(server.Url("/x y"));
-  EXPECT_EQ(RoundTrip(io, *transport, path, 5s).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(WireRoundTrip(io, *transport, method, 5s).status().code(),
+            StatusCode::kInvalidArgument);
+  HttpRequest path = WireGet(server.Url("/x y"));
+  EXPECT_EQ(WireRoundTrip(io, *transport, path, 5s).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(server.connections(), 0);
 }
 
@@ -235,7 +238,7 @@ TEST(BeastTransportWireTest, BodiesLargerThanASocketBufferBothWaysArriveWhole) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  auto r = RoundTrip(io, *transport, Get(server.Url("/big")), 10s);
+  auto r = WireRoundTrip(io, *transport, WireGet(server.Url("/big")), 10s);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->body.size(), big.size());
   EXPECT_TRUE(r->body == big);
@@ -244,7 +247,7 @@ TEST(BeastTransportWireTest, BodiesLargerThanASocketBufferBothWaysArriveWhole) {
   upload.method = "PUT";
   upload.url = server.Url("/upload");
   upload.body.assign(8 * 1024 * 1024, 'u');  // far over the kernel's send buffer
-  auto up = RoundTrip(io, *transport, upload, 10s);
+  auto up = WireRoundTrip(io, *transport, upload, 10s);
   ASSERT_TRUE(up.ok()) << up.status().ToString();
   auto requests = server.requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -267,13 +270,13 @@ TEST(BeastTransportWireTest, ChunkedAndReadUntilCloseBodies) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  auto chunked = RoundTrip(io, *transport, Get(server.Url("/chunked")), 5s);
+  auto chunked = WireRoundTrip(io, *transport, WireGet(server.Url("/chunked")), 5s);
   ASSERT_TRUE(chunked.ok()) << chunked.status().ToString();
   EXPECT_EQ(chunked->body, "hello world");
-  auto eof = RoundTrip(io, *transport, Get(server.Url("/eof")), 5s);
+  auto eof = WireRoundTrip(io, *transport, WireGet(server.Url("/eof")), 5s);
   ASSERT_TRUE(eof.ok()) << eof.status().ToString();
   EXPECT_EQ(eof->body, "until close");
-  auto again = RoundTrip(io, *transport, Get(server.Url("/chunked")), 5s);
+  auto again = WireRoundTrip(io, *transport, WireGet(server.Url("/chunked")), 5s);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(server.connections(), 2) << "the chunked one was reused, the closed one was not";
 }
@@ -288,14 +291,14 @@ TEST(BeastTransportWireTest, HeadReadsNoBodyAndKeepsTheConnection) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  HttpRequest head = Get(server.Url("/t"));
+  HttpRequest head = WireGet(server.Url("/t"));
   head.method = "HEAD";
-  auto h = RoundTrip(io, *transport, head, 5s);
+  auto h = WireRoundTrip(io, *transport, head, 5s);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->status, 200);
   EXPECT_EQ(h->body, "");
   EXPECT_EQ(h->headers.Get("ETag"), "\"m-7\"");
-  auto g = RoundTrip(io, *transport, Get(server.Url("/t")), 5s);
+  auto g = WireRoundTrip(io, *transport, WireGet(server.Url("/t")), 5s);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ(g->body, "body");
   EXPECT_EQ(server.connections(), 1);
@@ -309,7 +312,7 @@ TEST(BeastTransportWireTest, AResponseThatStallsMidBodyTimesOutAsAnAnswer) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  auto r = RoundTrip(io, *transport, Get(server.Url("/stall")), 300ms);
+  auto r = WireRoundTrip(io, *transport, WireGet(server.Url("/stall")), 300ms);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "read " + server.Url("").substr(7) + ": deadline of 300ms exceeded");
@@ -326,11 +329,11 @@ TEST(BeastTransportWireTest, ACutOffResponseIsAnAnswerAndNotHttpIsUnparsed) {
   });
   asio::io_context io;
   auto transport = MakeBeastTransport(io);
-  auto cut = RoundTrip(io, *transport, Get(server.Url("/cut")), 5s);
+  auto cut = WireRoundTrip(io, *transport, WireGet(server.Url("/cut")), 5s);
   ASSERT_FALSE(cut.ok());
   EXPECT_TRUE(cut.status().message().starts_with("read 127.0.0.1:")) << cut.status().message();
   EXPECT_EQ(cut.status().reply(), PeerReply::kAnswered) << cut.status().ToString();
-  auto garbage = RoundTrip(io, *transport, Get(server.Url("/ssh")), 5s);
+  auto garbage = WireRoundTrip(io, *transport, WireGet(server.Url("/ssh")), 5s);
   ASSERT_FALSE(garbage.ok());
   EXPECT_EQ(garbage.status().reply(), PeerReply::kUnparsed) << garbage.status().ToString();
 }

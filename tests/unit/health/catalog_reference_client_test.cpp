@@ -113,8 +113,8 @@ TEST_F(CatalogClientTest, AUriOverrideThatIsNoHttpUrlIsAMalformedAnswerNotSilenc
 
 // ---- 409 "request in progress" ------------------------------------------------------------
 
-const std::string kTableUrl = std::string(kRoot) + "/namespaces/sales/tables/orders";
-constexpr const char* kIdempotent = R"("idempotency-key-lifetime": "PT30M")";
+const std::string kRefTableUrl = std::string(kRoot) + "/namespaces/sales/tables/orders";
+constexpr const char* kRefIdempotent = R"("idempotency-key-lifetime": "PT30M")";
 
 // The body Lakekeeper's ErrorModel::request_in_progress() serializes to (serde field order
 // message, type, code; lakekeeper/lakekeeper@90892e9c,
@@ -139,10 +139,10 @@ TableCommit Marker() {
 
 TEST_F(CatalogClientTest, RequestInProgressIsResentWithTheSameKeyUntilItIsFinal) {
   auto client = Client();
-  LoadConfig(*client, kIdempotent);
-  transport_.Expect("POST", kTableUrl, JsonResponse(409, kLakekeeperInProgress));
-  transport_.Expect("POST", kTableUrl, JsonResponse(409, kLakekeeperInProgress));
-  transport_.Expect("POST", kTableUrl, JsonResponse(200, kCommitted));
+  LoadConfig(*client, kRefIdempotent);
+  transport_.Expect("POST", kRefTableUrl, JsonResponse(409, kLakekeeperInProgress));
+  transport_.Expect("POST", kRefTableUrl, JsonResponse(409, kLakekeeperInProgress));
+  transport_.Expect("POST", kRefTableUrl, JsonResponse(200, kCommitted));
   Caught<CommitOutcome> c;
   client->CommitTable(Marker(), c.Callback());
   EXPECT_EQ(Ok(c).kind, CommitOutcome::Kind::kCommitted);
@@ -158,10 +158,10 @@ TEST_F(CatalogClientTest, RequestInProgressIsResentWithTheSameKeyUntilItIsFinal)
 
 TEST_F(CatalogClientTest, RequestInProgressWaitsWhatRetryAfterSays) {
   auto client = Client();
-  LoadConfig(*client, kIdempotent);
-  transport_.Expect("POST", kTableUrl,
+  LoadConfig(*client, kRefIdempotent);
+  transport_.Expect("POST", kRefTableUrl,
                     JsonResponse(409, kLakekeeperInProgress, {{"Retry-After", "3"}}));
-  transport_.Expect("POST", kTableUrl, JsonResponse(200, kCommitted));
+  transport_.Expect("POST", kRefTableUrl, JsonResponse(200, kCommitted));
   Caught<CommitOutcome> c;
   client->CommitTable(Marker(), c.Callback());
   EXPECT_EQ(Ok(c).kind, CommitOutcome::Kind::kCommitted);
@@ -170,9 +170,9 @@ TEST_F(CatalogClientTest, RequestInProgressWaitsWhatRetryAfterSays) {
 
 TEST_F(CatalogClientTest, StillInProgressAfterTheResendsIsAnUnknownOutcomeNotAConflict) {
   auto client = Client();
-  LoadConfig(*client, kIdempotent);
+  LoadConfig(*client, kRefIdempotent);
   for (int i = 0; i < 6; ++i)
-    transport_.Expect("POST", kTableUrl, JsonResponse(409, kLakekeeperInProgress));
+    transport_.Expect("POST", kRefTableUrl, JsonResponse(409, kLakekeeperInProgress));
   Caught<CommitOutcome> c;
   client->CommitTable(Marker(), c.Callback());
   const CommitOutcome& out = Ok(c);
@@ -190,7 +190,7 @@ TEST_F(CatalogClientTest, StillInProgressAfterTheResendsIsAnUnknownOutcomeNotACo
 TEST_F(CatalogClientTest, WithoutAnIdempotencyKeyA409IsTheConflictItSays) {
   auto client = Client();
   LoadConfig(*client);  // no idempotency-key-lifetime: no key is sent
-  transport_.Expect("POST", kTableUrl, JsonResponse(409, kLakekeeperInProgress));
+  transport_.Expect("POST", kRefTableUrl, JsonResponse(409, kLakekeeperInProgress));
   Caught<CommitOutcome> c;
   client->CommitTable(Marker(), c.Callback());
   ASSERT_FALSE(c->ok());
@@ -200,9 +200,9 @@ TEST_F(CatalogClientTest, WithoutAnIdempotencyKeyA409IsTheConflictItSays) {
 
 TEST_F(CatalogClientTest, AnOrdinaryConflictWithAKeyIsNotResent) {
   auto client = Client();
-  LoadConfig(*client, kIdempotent);
+  LoadConfig(*client, kRefIdempotent);
   transport_.Expect(
-      "POST", kTableUrl,
+      "POST", kRefTableUrl,
       JsonResponse(
           409,
           R"({"error":{"message":"Requirement failed: UUID does not match","type":"CommitFailedException","code":409}})"));

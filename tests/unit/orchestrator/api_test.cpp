@@ -26,7 +26,7 @@ ApiToken Token(std::string name, Role role, std::string secret) {
   return ApiToken{std::move(name), role, Secret(std::move(secret))};
 }
 
-AuditEvent Why(std::string action, std::string target) {
+AuditEvent ApiWhy(std::string action, std::string target) {
   AuditEvent e;
   e.actor = "test";
   e.source = "internal";
@@ -78,13 +78,13 @@ class ApiTest : public ::testing::Test {
     Region east{"us-east-1",   RegionHealth::kHealthy, false, false, 0, 4,
                 "probes pass", 1'780'000'000'123};
     Region west{"eu-west-1", RegionHealth::kUnreachable, true, true, 3, 0, "catalog timeout", 0};
-    ASSERT_TRUE(store_.PutRegion(east, Why("region.health", "us-east-1")).ok());
-    ASSERT_TRUE(store_.PutRegion(west, Why("region.health", "eu-west-1")).ok());
+    ASSERT_TRUE(store_.PutRegion(east, ApiWhy("region.health", "us-east-1")).ok());
+    ASSERT_TRUE(store_.PutRegion(west, ApiWhy("region.health", "eu-west-1")).ok());
   }
 
   void Claim(const std::string& dotted, const std::string& owner) {
     OwnershipChange c{*TableIdent::Parse(dotted), 0, owner, ""};
-    ASSERT_TRUE(store_.CompareAndSetOwnership({&c, 1}, Why("ownership.set", dotted)).ok());
+    ASSERT_TRUE(store_.CompareAndSetOwnership({&c, 1}, ApiWhy("ownership.set", dotted)).ok());
   }
 
   void SeedFailovers() {
@@ -100,13 +100,13 @@ class ApiTest : public ::testing::Test {
     a.approvals = {Approval{"anna", "looks right", 1'780'000'001'000}};
     a.fencing = FencingConfirmation{FencingKind::kOperator, "otto", "storage writes revoked",
                                     1'780'000'002'000};
-    ASSERT_TRUE(store_.CreateFailover(a, Why("failover.propose", "fo-1")).ok());
+    ASSERT_TRUE(store_.CreateFailover(a, ApiWhy("failover.propose", "fo-1")).ok());
     Failover b = a;
     b.id = "fo-2";
     b.phase = FailoverPhase::kCompleted;
     b.approvals.clear();
     b.fencing.reset();
-    ASSERT_TRUE(store_.CreateFailover(b, Why("failover.propose", "fo-2")).ok());
+    ASSERT_TRUE(store_.CreateFailover(b, ApiWhy("failover.propose", "fo-2")).ok());
     StepRecord s;
     s.failover_id = "fo-1";
     s.step_id = "dns";
@@ -459,7 +459,7 @@ TEST_F(ApiTest, MetricsPassPromtoolCheck) {
   SeedFailovers();
   Claim("a.t1", "us-east-1");
   Region odd{"we\"ird\\region", RegionHealth::kDegraded, false, false, 0, 0, "", 0};
-  ASSERT_TRUE(store_.PutRegion(odd, Why("region.health", "odd")).ok());
+  ASSERT_TRUE(store_.PutRegion(odd, ApiWhy("region.health", "odd")).ok());
   Get("/api/v1/nothing");
   const std::string dir = testing::MakeTempDir("api-metrics");
   const std::string file = dir + "/metrics.txt";

@@ -18,6 +18,7 @@
 #include "orchestrator/gateway/gateway.h"
 #include "tests/fakes/test_paths.h"
 #include "tests/fakes/test_pki.h"
+#include "tests/unit/orchestrator/config_test_support.h"
 
 namespace icewarden {
 namespace {
@@ -31,13 +32,7 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-EnvLookup EnvOf(std::map<std::string, std::string> vars) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::EnvOf;
 
 class ConfigTlsTest : public ::testing::Test {
  protected:

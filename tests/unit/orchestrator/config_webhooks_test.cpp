@@ -36,7 +36,7 @@ failovers:
   - {name: any-to-us, from: "*", to: us, runbook: r.yaml}
 )";
 
-std::vector<std::string> ErrorsOf(const std::string& webhooks, EnvLookup env = EnvOf({})) {
+std::vector<std::string> WebhookErrorsOf(const std::string& webhooks, EnvLookup env = EnvOf({})) {
   ConfigLoad load = ParseConfig(kBase + webhooks, "c.yaml", std::move(env));
   EXPECT_EQ(load.config.has_value(), load.errors.empty());
   std::vector<std::string> out;
@@ -130,7 +130,7 @@ TEST(ConfigWebhooksTest, NoSectionMeansNoReceiversAndNoRules) {
 
 TEST(ConfigWebhooksTest, AlertmanagerReceiversNeedExactlyOneKindOfCredentials) {
   EXPECT_THAT(
-      ErrorsOf(Yaml(R"(
+      WebhookErrorsOf(Yaml(R"(
 webhooks:
   alertmanager:
     - {name: am, token_env: T, username: u, password_env: P}
@@ -141,7 +141,7 @@ webhooks:
     - {name: d, token_env: UNSET}
     - {token_env: T}
 )"),
-               EnvOf({{"T", "t"}, {"P", "p"}})),
+                      EnvOf({{"T", "t"}, {"P", "p"}})),
       ElementsAre(
           "c.yaml:8:7: webhooks.alertmanager[0]: set either a bearer token (token_env or "
           "token_file) or basic auth (username with password_env or password_file), as "
@@ -160,7 +160,7 @@ webhooks:
 }
 
 TEST(ConfigWebhooksTest, GenericEndpointsAreNamedPathSegmentsWithABoundedSkew) {
-  EXPECT_THAT(ErrorsOf(Yaml(R"(
+  EXPECT_THAT(WebhookErrorsOf(Yaml(R"(
 webhooks:
   generic:
     - {name: "ci/x", secret_env: S}
@@ -169,7 +169,7 @@ webhooks:
     - {name: ok, secret_env: S}
     - {name: nosecret}
 )"),
-                       EnvOf({{"S", "s"}})),
+                              EnvOf({{"S", "s"}})),
               ElementsAre("c.yaml:8:14: webhooks.generic[0].name: must be letters, digits, '-' "
                           "or '_': it is a path segment",
                           "c.yaml:9:43: webhooks.generic[1].max_skew: must be from 1s to 24h, "
@@ -184,7 +184,7 @@ webhooks:
 
 TEST(ConfigWebhooksTest, RulesNameKnownEffectsRoutesRegionsAndOnlyLabelTemplates) {
   EXPECT_THAT(
-      ErrorsOf(Yaml(R"(
+      WebhookErrorsOf(Yaml(R"(
 webhooks:
   rules:
     - {name: a, match: {alertname: X}, effect: propse_failover}
@@ -221,7 +221,7 @@ webhooks:
 }
 
 TEST(ConfigWebhooksTest, UnknownKeysInTheSectionSuggestTheNearestOne) {
-  EXPECT_THAT(ErrorsOf(Yaml(R"(
+  EXPECT_THAT(WebhookErrorsOf(Yaml(R"(
 webhooks:
   alertmanger: []
 )")),
@@ -231,15 +231,15 @@ webhooks:
 
 TEST(ConfigWebhooksTest, SecretValuesNeverAppearInErrors) {
   // Every secret is wrong somewhere near it; no error may quote one.
-  const std::vector<std::string> errors =
-      ErrorsOf(Yaml(R"(
+  const std::vector<std::string> errors = WebhookErrorsOf(
+      Yaml(R"(
 webhooks:
   alertmanager:
     - {name: am, token_env: T, username: hunter2-user, password_env: P}
   generic:
     - {name: "c i", secret_env: S, max_skew: 0s}
 )"),
-               EnvOf({{"T", "hunter2-token"}, {"P", "hunter2-password"}, {"S", "hunter2-secret"}}));
+      EnvOf({{"T", "hunter2-token"}, {"P", "hunter2-password"}, {"S", "hunter2-secret"}}));
   ASSERT_EQ(errors.size(), 3u);
   for (const std::string& e : errors) {
     EXPECT_THAT(e, Not(HasSubstr("hunter2-token")));

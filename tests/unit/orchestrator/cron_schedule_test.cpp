@@ -4,17 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <date/date.h>
+#include "tests/fakes/utc_time.h"
 
 namespace icewarden::testing {
 namespace {
-
-// Unix ms of a UTC wall time.
-UnixMillis Utc(int y, unsigned m, unsigned d, int h, int min) {
-  using namespace std::chrono;
-  const date::sys_days day = date::year(y) / date::month(m) / date::day(d);
-  return duration_cast<milliseconds>((day + hours(h) + minutes(min)).time_since_epoch()).count();
-}
 
 CronSchedule Parse(const std::string& expr, const std::string& zone) {
   auto s = ParseCronSchedule(expr, zone);

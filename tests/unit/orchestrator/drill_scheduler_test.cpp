@@ -2,19 +2,12 @@
 // never a slot run twice across restarts.
 #include <gtest/gtest.h>
 
-#include <date/date.h>
-
 #include "state/pause_store.h"
+#include "tests/fakes/utc_time.h"
 #include "tests/unit/orchestrator/drill_fixture.h"
 
 namespace icewarden::testing {
 namespace {
-
-UnixMillis Utc(int y, unsigned m, unsigned d, int h, int min) {
-  using namespace std::chrono;
-  const date::sys_days day = date::year(y) / date::month(m) / date::day(d);
-  return duration_cast<milliseconds>((day + hours(h) + minutes(min)).time_since_epoch()).count();
-}
 
 class DrillSchedulerTest : public DrillTest {
  protected:
