@@ -240,10 +240,11 @@ class Api::Impl {
   }
 
   ApiResponse Dispatch(const ApiRequest& req) {
-    if (req.body.size() > kApiMaxBodyBytes) {
-      return JsonErrorResponse(413, "payload_too_large",
-                               "request body is " + std::to_string(req.body.size()) +
-                                   " bytes; the limit is " + std::to_string(kApiMaxBodyBytes));
+    if (const std::size_t limit = ApiMaxBodyBytes(req.target); req.body.size() > limit) {
+      std::string message = "request body is " + std::to_string(req.body.size()) +
+                            " bytes; the limit is " + std::to_string(limit);
+      if (limit == kApiMaxWebhookBodyBytes) message.append("; ").append(kApiWebhookBodyAdvice);
+      return JsonErrorResponse(413, "payload_too_large", message);
     }
     if (req.target.size() > kApiMaxTargetBytes) {
       return JsonErrorResponse(

@@ -1,9 +1,10 @@
 #include "orchestrator/api/auth.h"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include <cctype>
+
+#include "state/digest.h"
 
 namespace icewarden {
 namespace {
@@ -61,12 +62,6 @@ bool Holds(const Grant& g, Role role) {
   return false;
 }
 
-std::array<unsigned char, 32> Sha256(std::string_view s) {
-  std::array<unsigned char, 32> out{};
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), out.data());
-  return out;
-}
-
 }  // namespace
 
 const char* PermissionName(Permission p) {
@@ -109,8 +104,14 @@ TokenVerifier::TokenVerifier(const std::vector<ApiToken>& tokens) {
   for (const ApiToken& t : tokens) {
     Entry e;
     e.principal = Principal{t.name, t.role};
-    e.usable = !t.token.empty();
-    e.digest = Sha256(t.token.value());
+    // A token given as its hash is compared by that digest; the token itself is never here.
+    if (auto hashed = ParseSha256Hex(t.token_sha256)) {
+      e.usable = true;
+      e.digest = *hashed;
+    } else {
+      e.usable = !t.token.empty();
+      e.digest = Sha256(t.token.value());
+    }
     entries_.push_back(std::move(e));
   }
 }

@@ -20,6 +20,7 @@
 #include <charconv>
 #include <csignal>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -224,11 +225,41 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void ReadRequest() {
     if (server_.stopping) return Close();
     parser_.emplace();
-    parser_->body_limit(server_.options.body_limit);
+    // The header is read unbounded in its body: the request's own bound is set once its target
+    // is known (OnHeader), before any of the body is read. Not boost::none: Beast 1.74 compares
+    // a Content-Length with an empty optional as larger, refusing every body.
+    body_limit_ = nullptr;
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server_.options.header_limit, UINT32_MAX)));
     tcp().expires_after(server_.options.read_timeout);
     reading_ = true;
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
+  }
+
+  // The bound of the request's path: the longest matching prefix of body_limits, or null
+  // for body_limit.
+  const HttpBodyLimit* BodyLimitFor(std::string_view target) const {
+    const HttpBodyLimit* found = nullptr;
+    for (const HttpBodyLimit& b : server_.options.body_limits)
+      if ((found == nullptr || b.prefix.size() > found->prefix.size()) &&
+          target.substr(0, b.prefix.size()) == b.prefix)
+        found = &b;
+    return found;
+  }
+  std::size_t BodyLimit() const {
+    return body_limit_ ? body_limit_->bytes : server_.options.body_limit;
+  }
+
+  void OnHeader(beast::error_code ec, std::size_t bytes) {
+    if (ec) return OnRead(ec, bytes);
+    const auto& header = parser_->get();
+    body_limit_ = BodyLimitFor(std::string_view(header.target().data(), header.target().size()));
+    if (auto length = parser_->content_length(); length && *length > BodyLimit())
+      return OnRead(http::error::body_limit, bytes);
+    parser_->body_limit(BodyLimit());  // what is left of the body, chunked or not
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, this->shared_from_this()));
   }
@@ -236,9 +267,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void OnRead(beast::error_code ec, std::size_t) {
     reading_ = false;
     if (ec == http::error::body_limit) {
-      return SendLocal(
-          413, "payload_too_large",
-          "request body exceeds " + std::to_string(server_.options.body_limit) + " bytes", true);
+      std::string message = "request body exceeds ";
+      message.append(std::to_string(BodyLimit())).append(" bytes");
+      if (body_limit_ && !body_limit_->advice.empty())
+        message.append("; ").append(body_limit_->advice);
+      return SendLocal(413, "payload_too_large", message, true);
     }
     if (ec == http::error::header_limit) {
       return SendLocal(431, "request_header_fields_too_large",
@@ -384,6 +417,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<net::steady_timer> stream_timer_;
   std::string stream_text_;  // being written
   bool reading_ = false;
+  const HttpBodyLimit* body_limit_ = nullptr;  // the request's, when not body_limit (OnHeader)
   bool handshaking_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::size_t drained_ = 0;
@@ -608,6 +642,9 @@ Result<HttpServerOptions> HttpServerOptionsFor(const ApiConfig& api) {
   options.port = static_cast<std::uint16_t>(port);
   options.read_timeout = api.read_timeout;
   options.write_timeout = api.write_timeout;
+  options.body_limit = kApiMaxBodyBytes;
+  options.body_limits = {{std::string(kApiWebhookPrefix), kApiMaxWebhookBodyBytes,
+                          std::string(kApiWebhookBodyAdvice)}};
   return options;
 }
 

@@ -3,11 +3,11 @@
 // written back. Built on Boost.Beast; no Boost type appears here.
 //
 // Bounds: a read timeout covers each request from its first byte (and the idle time between
-// keep-alive requests); a write timeout covers each response; bodies over body_limit are
-// answered 413 and headers over header_limit 431 by the server itself, without calling the
-// handler; malformed requests get 400; past max_connections a new connection gets 503.
-// Those responses use the API's JSON error shape. A response with a stream (server-sent
-// events) stays open, written to as the stream yields text, and closes when it ends.
+// keep-alive requests); a write timeout covers each response; bodies over body_limit (or the
+// body_limits bound of their path) are answered 413 and headers over header_limit 431 by the server
+// itself, without calling the handler; malformed requests get 400; past max_connections a new
+// connection gets 503. Those responses use the API's JSON error shape. A response with a stream
+// (server-sent events) stays open, written to as the stream yields text, and closes when it ends.
 //
 // Shutdown: Stop(), SIGINT or SIGTERM (when handle_signals) stop accepting, close idle
 // connections, let requests already being read or answered finish (each within its
@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "orchestrator/api/api.h"
 #include "orchestrator/config/config.h"
@@ -40,10 +41,21 @@ struct HttpServerTls {
   std::string client_ca_file;  // PEM: demand client certificates signed by these CAs; empty: none
 };
 
+// A body bound for the targets under `prefix`; its 413 ends with `advice` (how to fit).
+struct HttpBodyLimit {
+  std::string prefix;
+  std::size_t bytes = 0;
+  std::string advice;
+};
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // an IP address or a resolvable name
   std::uint16_t port = 0;          // 0 picks an ephemeral port; see HttpServer::port()
   std::size_t body_limit = 1 << 20;
+  // Other bounds for the request targets under a path prefix (the longest matching prefix
+  // wins), decided once a request's header is read: the webhooks, whose senders post a whole
+  // alert group at once and do not retry a 413.
+  std::vector<HttpBodyLimit> body_limits;
   std::size_t header_limit = 16 << 10;  // request line and headers together
   std::size_t max_connections = 256;
   std::chrono::milliseconds read_timeout{10000};

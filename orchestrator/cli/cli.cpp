@@ -16,6 +16,7 @@
 #include "orchestrator/cli/runbook.h"
 #include "orchestrator/gateway/gateway.h"
 #include "orchestrator/serve/serve.h"
+#include "state/digest.h"
 
 namespace icewarden {
 namespace {
@@ -46,6 +47,20 @@ bool ResolveToken(ClientOptions& o, const std::string& token_file) {
   }
   std::getline(in, o.token);
   return true;
+}
+
+// `icewarden token hash`: the token is read from stdin (its first line; a trailing CR or
+// newline is not part of it) so that it never sits in argv or shell history.
+int RunTokenHash(std::istream& in, std::ostream& out, std::ostream& err) {
+  std::string token;
+  std::getline(in, token);
+  if (!token.empty() && token.back() == '\r') token.pop_back();
+  if (token.empty()) {
+    err << "icewarden: no token on stdin: run `printf %s \"$TOKEN\" | icewarden token hash`\n";
+    return kExitUsage;
+  }
+  out << Sha256Hex(token) << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -421,6 +436,12 @@ int RunCli(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"bash", "zsh"}));
   completion->callback([&] { std::cout << CompletionScript(app, shell); });
+
+  auto* token_cmd = app.add_subcommand("token", "work with API tokens");
+  token_cmd->require_subcommand(1);
+  auto* token_hash = token_cmd->add_subcommand(
+      "hash", "print the SHA-256 of the token read from stdin, for api.tokens[].token_sha256");
+  token_hash->callback([&] { exit_code = RunTokenHash(std::cin, std::cout, std::cerr); });
 
   try {
     app.parse(argc, argv);

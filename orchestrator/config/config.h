@@ -144,7 +144,8 @@ std::optional<Role> ParseRole(const std::string& s);
 struct ApiToken {
   std::string name;  // the identity recorded in the audit log
   Role role = Role::kViewer;
-  Secret token;
+  Secret token;                   // from token_env or token_file
+  std::string token_sha256 = {};  // or, from token_sha256: the 64 hex digits of its SHA-256
 };
 
 struct ApiConfig {

@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include "state/digest.h"
+
 namespace icewarden {
 
 using namespace std::chrono_literals;
@@ -49,9 +51,9 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
   auto items = tokens->List();
   if (!items) return api;
   std::map<std::string, std::string> first_path_of_name;
-  std::vector<std::pair<Secret, std::string>> seen_secrets;  // value, path of its token
+  std::vector<std::pair<std::string, std::string>> seen_digests;  // SHA-256 hex, path of its token
   for (const auto& item : *items) {
-    auto token_map = item.Map({"name", "role", "token_env", "token_file"});
+    auto token_map = item.Map({"name", "role", "token_env", "token_file", "token_sha256"});
     if (!token_map) continue;
     ApiToken token;
     if (auto v = token_map->Require("name")) {
@@ -69,16 +71,33 @@ ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
     if (auto v = token_map->Require("role")) {
       if (auto role = v->OneOf(kRoleNames)) token.role = *ParseRole(*role);
     }
-    if (auto s = ReadSecret(*token_map, "token_env", "token_file", sources)) {
-      auto same = std::find_if(seen_secrets.begin(), seen_secrets.end(),
-                               [&](const auto& p) { return p.first.value() == s->secret.value(); });
-      if (same != seen_secrets.end()) {
+    // Tokens are told apart by digest, so a hashed one and a plain one can be compared too.
+    auto remember = [&](const YamlValue& origin, std::string digest_hex) {
+      auto same = std::find_if(seen_digests.begin(), seen_digests.end(),
+                               [&](const auto& p) { return p.first == digest_hex; });
+      if (same != seen_digests.end()) {
         // Naming the other token, never the value, is enough to find the mistake.
-        s->origin.Error("this token has the same value as " + same->second +
-                        "; every API token must be different");
+        origin.Error("this token has the same value as " + same->second +
+                     "; every API token must be different");
       } else {
-        seen_secrets.emplace_back(s->secret, item.path());
+        seen_digests.emplace_back(std::move(digest_hex), item.path());
       }
+    };
+    if (auto hashed = token_map->Get("token_sha256")) {
+      if (token_map->Get("token_env") || token_map->Get("token_file")) {
+        hashed->Error("set one of 'token_env', 'token_file' or 'token_sha256', not several");
+      } else if (auto hex = hashed->String()) {
+        if (auto digest = ParseSha256Hex(*hex)) {
+          token.token_sha256 = HexOf(*digest);
+          remember(*hashed, token.token_sha256);
+        } else {
+          hashed->Error(
+              "must be the 64 hex digits of the token's SHA-256, as `icewarden token hash` "
+              "prints them");
+        }
+      }
+    } else if (auto s = ReadSecret(*token_map, "token_env", "token_file", sources)) {
+      remember(s->origin, Sha256Hex(s->secret.value()));
       token.token = s->secret;
     }
     api.tokens.push_back(std::move(token));

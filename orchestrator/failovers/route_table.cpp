@@ -1,12 +1,11 @@
 #include "orchestrator/failovers/route_table.h"
 
-#include <openssl/sha.h>
-
 #include <fstream>
 #include <sstream>
 
 #include "actions/action.h"
 #include "runbooks/runbook_parser.h"
+#include "state/digest.h"
 #include "state/table_pattern.h"
 
 namespace icewarden {
@@ -58,17 +57,7 @@ std::optional<std::string> SwitchoverHandoverError(const Runbook& runbook,
 
 }  // namespace
 
-std::string Sha256Tag(std::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned char c : digest) {
-    out += kHex[c >> 4];
-    out += kHex[c & 0xF];
-  }
-  return out;
-}
+std::string Sha256Tag(std::string_view bytes) { return "sha256:" + Sha256Hex(bytes); }
 
 std::optional<RouteTable> RouteTable::Load(const Config& config, const ActionRegistry& registry,
                                            std::vector<std::string>* errors) {

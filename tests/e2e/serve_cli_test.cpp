@@ -178,6 +178,36 @@ TEST_F(ServeCliTest, MissingWrongOrUnderprivilegedTokensExitThree) {
   EXPECT_NE(viewer_audit.err.find("403"), std::string::npos) << viewer_audit.err;
 }
 
+TEST_F(ServeCliTest, ATokenConfiguredAsItsHashLetsTheTokenInButNotTheHash) {
+  // The operator hashes the token as the docs say, and the config holds only the hash.
+  auto hashed = RunCommand({"/bin/sh", "-c", "printf %s \"$T\" | \"$BIN\" token hash"},
+                           {{"T", "hashed-operator-secret-3"}, {"BIN", IcewardenBinary()}});
+  ASSERT_EQ(hashed.exit_code, 0) << hashed.err;
+  auto sum = RunCommand({"/bin/sh", "-c", "printf %s \"$T\" | sha256sum"},
+                        {{"T", "hashed-operator-secret-3"}});
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  const std::string hash = hashed.out.substr(0, hashed.out.find('\n'));
+  EXPECT_EQ(hash, sum.out.substr(0, 64)) << "the same digest as sha256sum";
+  auto empty = RunCommand({"/bin/sh", "-c", "printf '' | \"$BIN\" token hash"},
+                          {{"BIN", IcewardenBinary()}});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("no token on stdin"), std::string::npos) << empty.err;
+
+  std::ifstream in(config_);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string at = "  tokens:\n";
+  text.replace(text.find(at), at.size(),
+               at + "    - {name: hana, role: operator, token_sha256: " + hash + "}\n");
+  WriteFile(config_, text);
+  StartServer();
+  auto status = Cli({"status", "--output", "json"}, "hashed-operator-secret-3");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  auto by_hash = Cli({"status"}, hash);
+  EXPECT_EQ(by_hash.exit_code, 3) << "the hash itself is no credential: " << by_hash.out;
+  // The other tokens, given as files, still work beside it.
+  EXPECT_EQ(Cli({"status"}, "viewer-secret-1").exit_code, 0);
+}
+
 TEST_F(ServeCliTest, SigtermStopsTheDaemonCleanlyAndStateSurvivesARestart) {
   StartServer();
   server_->Signal(SIGTERM);

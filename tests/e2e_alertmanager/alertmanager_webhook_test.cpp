@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "orchestrator/api/api.h"
 #include "orchestrator/webhooks/webhooks.h"
 #include "tests/e2e/lab_stack.h"
 #include "tests/fakes/recording_http_server.h"
@@ -45,6 +47,18 @@ class AlertmanagerWebhookE2eTest : public LabStackTest {
     std::smatch m;
     static const std::regex kLine(
         R"(alertmanager_notifications_total\{integration="webhook"\} (\d+))");
+    if (!std::regex_search(res->body, m, kLine)) return 0;
+    return std::stoi(m[1]);
+  }
+
+  // Notifications to webhooks that failed (a 4xx is not retried: the page is lost).
+  int FailedWebhookNotifications() {
+    httplib::Client c(stack_->alertmanager_url());
+    auto res = c.Get("/metrics");
+    if (!res || res->status != 200) return -1;
+    std::smatch m;
+    static const std::regex kLine(
+        R"(alertmanager_notifications_failed_total\{integration="webhook"\} (\d+))");
     if (!std::regex_search(res->body, m, kLine)) return 0;
     return std::stoi(m[1]);
   }
@@ -220,6 +234,74 @@ TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRep
   ExpectKeysOf(fixture_resolved, resolved);
   EXPECT_EQ(firing["alerts"][0]["fingerprint"], fixture_firing["alerts"][0]["fingerprint"]);
   EXPECT_EQ(firing["groupKey"], fixture_firing["groupKey"]);
+}
+
+TEST_F(AlertmanagerWebhookE2eTest, AGroupOfThreeThousandAlertsIsDeliveredNotRefusedAsTooLarge) {
+  // Alertmanager posts a group whole and drops a notification its receiver answers with a
+  // 4xx. 3,000 alerts of one group make a body over the API's 1 MiB bound.
+  const std::string url = stack_->serve_url() + "/api/v1/webhooks/alertmanager";
+  RecordingHttpServer recorder;
+  auto webhook = [&](const std::string& to) {
+    return "      - url: " + to +
+           "\n"
+           "        send_resolved: false\n"
+           "        http_config:\n"
+           "          authorization: {credentials: " +
+           kAmWebhookToken + "}\n";
+  };
+  ASSERT_TRUE(
+      stack_->alertmanager().Reconfigure("route:\n"
+                                         "  receiver: icewarden\n"
+                                         "  group_by: [alertname, region]\n"
+                                         "  group_wait: 1s\n"
+                                         "  group_interval: 1s\n"
+                                         "  repeat_interval: 1h\n"
+                                         "receivers:\n"
+                                         "  - name: icewarden\n"
+                                         "    webhook_configs:\n" +
+                                         webhook(url) + webhook(recorder.Url("/recorded"))));
+  ASSERT_TRUE(Eventually([&] {
+    const json regions = stack_->Api("GET", "/api/v1/regions", "", "viewer").body;
+    if (!regions.contains("regions") || regions["regions"].empty()) return false;
+    for (const auto& r : regions["regions"])
+      if (r["health"] != "healthy") return false;
+    return true;
+  }));
+  const int failed_before = FailedWebhookNotifications();
+  ASSERT_GE(failed_before, 0);
+
+  json alerts = json::array();
+  for (int i = 0; i < 3000; ++i) {
+    json a = Alert("")[0];
+    a["labels"]["table"] = "analytics.events_" + std::to_string(i);
+    a["annotations"]["description"] =
+        "the catalog of us-east-1 did not answer for table analytics.events_" + std::to_string(i);
+    alerts.push_back(a);
+  }
+  ASSERT_EQ(stack_->alertmanager().PostAlerts(alerts), 200);
+
+  ASSERT_TRUE(Eventually([&] {
+    for (const RecordedRequest& r : recorder.Requests())
+      if (json::parse(r.body, nullptr, false)["alerts"].size() == 3000) return true;
+    return false;
+  })) << "Alertmanager did not send the group of 3,000 to the recorder";
+  std::size_t body_bytes = 0;
+  for (const RecordedRequest& r : recorder.Requests())
+    body_bytes = std::max(body_bytes, r.body.size());
+  EXPECT_GT(body_bytes, kApiMaxBodyBytes) << "the group must not fit the API's own bound";
+
+  json proposal;
+  ASSERT_TRUE(Eventually([&] {
+    const json list = Failovers();
+    for (const auto& f : list["failovers"])
+      if (f["proposed_by"] == "webhook:alertmanager") proposal = f;
+    return !proposal.is_null();
+  })) << "no proposal from the group; serve log: "
+      << ServeLog();
+  EXPECT_EQ(proposal["from"], kLabUs);
+  // One proposal for the group's 3,000 alerts of one route, and no delivery failed.
+  EXPECT_EQ(Failovers()["failovers"].size(), 1u);
+  EXPECT_EQ(FailedWebhookNotifications(), failed_before);
 }
 
 }  // namespace

@@ -177,6 +177,71 @@ TEST(HttpServerTest, OversizedBodyGets413JsonWithoutCallingTheHandler) {
   EXPECT_EQ(json::parse(ok->body)["body_bytes"], 1000);
 }
 
+TEST(HttpServerTest, APathWithItsOwnBodyLimitIsBoundByItAndTheOthersByTheDefault) {
+  std::atomic<int> calls{0};
+  HttpServerOptions options = TestOptions();
+  options.body_limit = 1 << 20;
+  options.body_limits = {{"/hooks/", 4 << 20, "send less at once"}};
+  RunningServer s(options, [&](const ApiRequest& r) {
+    ++calls;
+    return Echo(r);
+  });
+  auto post = [&](const std::string& path, std::size_t bytes, bool chunked = false) {
+    httplib::Client cli("127.0.0.1", s.port());
+    cli.set_read_timeout(5, 0);
+    cli.set_write_timeout(5, 0);
+    const std::string body(bytes, 'x');
+    if (!chunked) return cli.Post(path, body, "application/octet-stream");
+    // No Content-Length: the bound is found while the chunks arrive.
+    return cli.Post(
+        path,
+        [&](std::size_t offset, httplib::DataSink& sink) {
+          const std::size_t n = std::min<std::size_t>(64 << 10, body.size() - offset);
+          sink.write(body.data() + offset, n);
+          if (offset + n == body.size()) sink.done();
+          return true;
+        },
+        "application/octet-stream");
+  };
+  auto under = post("/hooks/alertmanager", 3 << 20);
+  ASSERT_TRUE(under) << httplib::to_string(under.error());
+  EXPECT_EQ(under->status, 200);
+  EXPECT_EQ(json::parse(under->body)["body_bytes"], 3 << 20);
+  auto chunked_under = post("/hooks/alertmanager", 3 << 20, true);
+  ASSERT_TRUE(chunked_under);
+  EXPECT_EQ(chunked_under->status, 200);
+
+  auto over = post("/hooks/alertmanager", (4 << 20) + 1);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 413);
+  const std::string says = json::parse(over->body)["error"]["message"];
+  EXPECT_NE(says.find("exceeds 4194304 bytes; send less at once"), std::string::npos) << says;
+  auto chunked_over = post("/hooks/alertmanager", 5 << 20, true);
+  ASSERT_TRUE(chunked_over);
+  EXPECT_EQ(chunked_over->status, 413);
+
+  // Elsewhere the default still holds, and its refusal carries no other path's advice.
+  auto elsewhere = post("/api/v1/failovers", 3 << 20);
+  ASSERT_TRUE(elsewhere);
+  EXPECT_EQ(elsewhere->status, 413);
+  const std::string default_says = json::parse(elsewhere->body)["error"]["message"];
+  EXPECT_EQ(default_says, "request body exceeds 1048576 bytes");
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(HttpServerTest, ServeOptionsGiveTheWebhooksTheirOwnBound) {
+  ApiConfig api;
+  api.listen = "127.0.0.1:0";
+  auto options = HttpServerOptionsFor(api);
+  ASSERT_TRUE(options.ok());
+  EXPECT_EQ(options->body_limit, kApiMaxBodyBytes);
+  ASSERT_EQ(options->body_limits.size(), 1u);
+  EXPECT_EQ(options->body_limits[0].prefix, "/api/v1/webhooks/");
+  EXPECT_EQ(options->body_limits[0].bytes, kApiMaxWebhookBodyBytes);
+  EXPECT_EQ(ApiMaxBodyBytes("/api/v1/webhooks/alertmanager"), kApiMaxWebhookBodyBytes);
+  EXPECT_EQ(ApiMaxBodyBytes("/api/v1/failovers"), kApiMaxBodyBytes);
+}
+
 TEST(HttpServerTest, SlowClientIsDisconnectedAfterTheReadTimeout) {
   HttpServerOptions options = TestOptions();
   options.read_timeout = 200ms;

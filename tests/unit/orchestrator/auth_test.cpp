@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "state/digest.h"
+
 namespace icewarden {
 namespace {
 
@@ -48,6 +50,22 @@ TEST(TokenVerifierTest, MatchesOnlyTheExactSecret) {
   EXPECT_EQ(p->role, Role::kAdmin);
   EXPECT_FALSE(v.Verify("s3cre"));
   EXPECT_FALSE(v.Verify("s3cret "));
+  EXPECT_FALSE(v.Verify(""));
+}
+
+TEST(TokenVerifierTest, ATokenGivenAsItsHashMatchesTheTokenNotTheHash) {
+  // `printf %s s3cret | sha256sum`, as an operator would write it into the config.
+  const std::string hash = "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0";
+  EXPECT_EQ(Sha256Hex("s3cret"), hash);
+  TokenVerifier v({ApiToken{"ci", Role::kOperator, Secret(), hash},
+                   ApiToken{"other", Role::kViewer, Secret("plain")}});
+  auto p = v.Verify("s3cret");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->name, "ci");
+  EXPECT_EQ(p->role, Role::kOperator);
+  EXPECT_EQ(v.Verify("plain")->name, "other");
+  EXPECT_FALSE(v.Verify(hash)) << "the hash itself is not a credential";
+  EXPECT_FALSE(v.Verify("s3cret2"));
   EXPECT_FALSE(v.Verify(""));
 }
 

@@ -32,6 +32,46 @@ std::vector<std::string> ErrorsOf(const std::string& yaml, EnvLookup env = EnvOf
   return out;
 }
 
+TEST(ConfigErrorsTest, ATokenGivenAsItsHashIsCheckedAndComparedWithThePlainOnes) {
+  // printf %s hunter2 | sha256sum
+  const std::string hunter2 = "f52fbd32b2b3b86ff88ef6c490628285f482af15ddcb29541f94bcf526a3f6c7";
+  auto load = ParseConfig(std::string(R"(api:
+  tokens:
+    - {name: a, role: viewer, token_env: A}
+    - {name: b, role: operator, token_sha256: )") +
+                              hunter2 + R"(}
+    - {name: c, role: viewer, token_sha256: "not-a-digest"}
+    - {name: d, role: viewer, token_env: D, token_sha256: )" +
+                              hunter2 + R"(}
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)",
+                          "c.yaml", EnvOf({{"A", "hunter2"}, {"D", "other"}}));
+  std::vector<std::string> errors;
+  for (const auto& e : load.errors) errors.push_back(e.ToString());
+  EXPECT_THAT(
+      errors,
+      ElementsAre("c.yaml:4:47: api.tokens[1].token_sha256: this token has the same value as "
+                  "api.tokens[0]; every API token must be different",
+                  "c.yaml:5:45: api.tokens[2].token_sha256: must be the 64 hex digits of the "
+                  "token's SHA-256, as `icewarden token hash` prints them",
+                  "c.yaml:6:59: api.tokens[3].token_sha256: set one of 'token_env', "
+                  "'token_file' or 'token_sha256', not several"));
+
+  // Upper-case hex is the same digest; it is kept in lower case.
+  auto ok = ParseConfig(R"(api:
+  tokens:
+    - {name: ci, role: operator, token_sha256: F52FBD32B2B3B86FF88EF6C490628285F482AF15DDCB29541F94BCF526A3F6C7}
+regions: [{name: a, catalog_uri: "http://a:1"}]
+ownership: {default_owner: a}
+)",
+                        "c.yaml", EnvOf({}));
+  ASSERT_TRUE(ok.config) << (ok.errors.empty() ? "" : ok.errors[0].ToString());
+  ASSERT_EQ(ok.config->api.tokens.size(), 1u);
+  EXPECT_EQ(ok.config->api.tokens[0].token_sha256, hunter2);
+  EXPECT_TRUE(ok.config->api.tokens[0].token.empty());
+}
+
 TEST(ConfigErrorsTest, UnknownKeyNearAnAllowedOneSuggestsIt) {
   EXPECT_THAT(ErrorsOf(Yaml(R"(
 regions:

@@ -346,7 +346,9 @@ TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
   alerts_object["alerts"] = json::object();
   json pending = json::parse(firing);
   pending["alerts"][0]["status"] = "pending";
-  const std::string big(kApiMaxBodyBytes + 1, ' ');
+  // Webhook bodies have their own bound, above the API's (an Alertmanager group arrives whole).
+  const std::string big(kApiMaxWebhookBodyBytes + 1, ' ');
+  const std::string over_api_limit(kApiMaxBodyBytes + 1, ' ');
   const std::int64_t now_s = clock_->Now() / 1000;
   const std::string event =
       R"({"id":"evt-9","status":"firing","labels":{"alertname":"IcebergCatalogDown","region":"us-east-1"}})";
@@ -398,7 +400,8 @@ TEST_F(WebhooksApiTest, BadInputIsAJsonErrorAndChangesNothing) {
        {},
        400,
        "alerts[0].status must be firing or resolved, got 'pending'"},
-      {am, big, "Bearer am-token", {}, 413, "limit is"},
+      {am, big, "Bearer am-token", {}, 413, "max_alerts"},
+      {am, over_api_limit, "Bearer am-token", {}, 400, "not valid JSON"},
       {am, firing, "Bearer wrong-token", {}, 401, "invalid webhook credentials"},
       {am, firing, "Basic " + Base64("alertmanager:wrong"), {}, 401, "invalid webhook credentials"},
       {am, firing, "", {}, 401, "missing credentials"},
