@@ -95,6 +95,34 @@ class AlertmanagerWebhookE2eTest : public LabStackTest {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  // Alertmanager's route: every alert to two webhooks with the token, serve's and `recorder`.
+  bool RouteToServeAndRecorder(RecordingHttpServer& recorder, bool send_resolved,
+                               const std::string& group_wait, const std::string& repeat) {
+    auto webhook = [&](const std::string& to) {
+      return "      - url: " + to +
+             "\n        send_resolved: " + (send_resolved ? "true" : "false") +
+             "\n        http_config:\n          authorization: {credentials: " + kAmWebhookToken +
+             "}\n";
+    };
+    return stack_->alertmanager().Reconfigure(
+        "route:\n  receiver: icewarden\n  group_by: [alertname, region]\n  group_wait: " +
+        group_wait + "\n  group_interval: 1s\n  repeat_interval: " + repeat +
+        "\nreceivers:\n  - name: icewarden\n    webhook_configs:\n" +
+        webhook(stack_->serve_url() + "/api/v1/webhooks/alertmanager") +
+        webhook(recorder.Url("/recorded")));
+  }
+
+  // The guards want a healthy target: the probes say every region is.
+  bool RegionsHealthy() {
+    return Eventually([&] {
+      const json regions = stack_->Api("GET", "/api/v1/regions", "", "viewer").body;
+      if (!regions.contains("regions") || regions["regions"].empty()) return false;
+      for (const auto& r : regions["regions"])
+        if (r["health"] != "healthy") return false;
+      return true;
+    });
+  }
+
   json Failovers() { return stack_->Api("GET", "/api/v1/failovers", "", "viewer").body; }
   // What the webhook wrote to the audit log (a region's health may change under load, and
   // that is audited too, by the prober).
@@ -110,35 +138,10 @@ class AlertmanagerWebhookE2eTest : public LabStackTest {
 };
 
 TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRepeatsChangeNothing) {
-  const std::string url = stack_->serve_url() + "/api/v1/webhooks/alertmanager";
   RecordingHttpServer recorder;
-  auto webhook = [&](const std::string& to) {
-    return "      - url: " + to +
-           "\n"
-           "        send_resolved: true\n"
-           "        http_config:\n"
-           "          authorization: {credentials: " +
-           kAmWebhookToken + "}\n";
-  };
-  ASSERT_TRUE(
-      stack_->alertmanager().Reconfigure("route:\n"
-                                         "  receiver: icewarden\n"
-                                         "  group_by: [alertname, region]\n"
-                                         "  group_wait: 0s\n"
-                                         "  group_interval: 1s\n"
-                                         "  repeat_interval: 2s\n"
-                                         "receivers:\n"
-                                         "  - name: icewarden\n"
-                                         "    webhook_configs:\n" +
-                                         webhook(url) + webhook(recorder.Url("/recorded"))));
+  ASSERT_TRUE(RouteToServeAndRecorder(recorder, true, "0s", "2s"));
   // The guards want a healthy target: wait for the probes to say so.
-  ASSERT_TRUE(Eventually([&] {
-    const json regions = stack_->Api("GET", "/api/v1/regions", "", "viewer").body;
-    if (!regions.contains("regions") || regions["regions"].empty()) return false;
-    for (const auto& r : regions["regions"])
-      if (r["health"] != "healthy") return false;
-    return true;
-  }));
+  ASSERT_TRUE(RegionsHealthy());
 
   ASSERT_EQ(stack_->alertmanager().PostAlerts(Alert("")), 200);
   json proposal;
@@ -239,34 +242,9 @@ TEST_F(AlertmanagerWebhookE2eTest, AFiringAlertProposesItsResolutionWithdrawsRep
 TEST_F(AlertmanagerWebhookE2eTest, AGroupOfThreeThousandAlertsIsDeliveredNotRefusedAsTooLarge) {
   // Alertmanager posts a group whole and drops a notification its receiver answers with a
   // 4xx. 3,000 alerts of one group make a body over the API's 1 MiB bound.
-  const std::string url = stack_->serve_url() + "/api/v1/webhooks/alertmanager";
   RecordingHttpServer recorder;
-  auto webhook = [&](const std::string& to) {
-    return "      - url: " + to +
-           "\n"
-           "        send_resolved: false\n"
-           "        http_config:\n"
-           "          authorization: {credentials: " +
-           kAmWebhookToken + "}\n";
-  };
-  ASSERT_TRUE(
-      stack_->alertmanager().Reconfigure("route:\n"
-                                         "  receiver: icewarden\n"
-                                         "  group_by: [alertname, region]\n"
-                                         "  group_wait: 1s\n"
-                                         "  group_interval: 1s\n"
-                                         "  repeat_interval: 1h\n"
-                                         "receivers:\n"
-                                         "  - name: icewarden\n"
-                                         "    webhook_configs:\n" +
-                                         webhook(url) + webhook(recorder.Url("/recorded"))));
-  ASSERT_TRUE(Eventually([&] {
-    const json regions = stack_->Api("GET", "/api/v1/regions", "", "viewer").body;
-    if (!regions.contains("regions") || regions["regions"].empty()) return false;
-    for (const auto& r : regions["regions"])
-      if (r["health"] != "healthy") return false;
-    return true;
-  }));
+  ASSERT_TRUE(RouteToServeAndRecorder(recorder, false, "1s", "1h"));
+  ASSERT_TRUE(RegionsHealthy());
   const int failed_before = FailedWebhookNotifications();
   ASSERT_GE(failed_before, 0);
 
