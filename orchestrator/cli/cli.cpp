@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "orchestrator/api/api.h"
 #include "orchestrator/build_info.h"
 #include "orchestrator/cli/client.h"
 #include "orchestrator/cli/cluster.h"
@@ -55,6 +56,12 @@ int RunTokenHash(std::istream& in, std::ostream& out, std::ostream& err) {
   std::string token;
   std::getline(in, token);
   if (!token.empty() && token.back() == '\r') token.pop_back();
+  if (token.size() > kApiMaxAuthorizationBytes) {
+    err << "icewarden: the token is " << token.size() << " bytes; the API reads Authorization "
+        << "headers of at most " << kApiMaxAuthorizationBytes
+        << " bytes, so it could never be sent\n";
+    return kExitUsage;
+  }
   if (token.empty()) {
     err << "icewarden: no token on stdin: run `printf %s \"$TOKEN\" | icewarden token hash`\n";
     return kExitUsage;

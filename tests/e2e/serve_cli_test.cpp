@@ -192,6 +192,12 @@ TEST_F(ServeCliTest, ATokenConfiguredAsItsHashLetsTheTokenInButNotTheHash) {
                           {{"BIN", IcewardenBinary()}});
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.err.find("no token on stdin"), std::string::npos) << empty.err;
+  // One that no Authorization header could carry is refused rather than hashed.
+  auto huge =
+      RunCommand({"/bin/sh", "-c", "head -c 5000 /dev/zero | tr '\\0' x | \"$BIN\" token hash"},
+                 {{"BIN", IcewardenBinary()}});
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_NE(huge.err.find("could never be sent"), std::string::npos) << huge.err;
 
   std::ifstream in(config_);
   std::string text((std::istreambuf_iterator<char>(in)), {});

@@ -39,28 +39,21 @@ class AlertmanagerWebhookE2eTest : public LabStackTest {
     options_.extra_env = {{"ICEWARDEN_WEBHOOK_TOKEN", kAmWebhookToken}};
   }
 
-  // Alertmanager's webhook notifications sent so far (its own /metrics).
-  int WebhookNotifications() {
+  // A webhook counter of Alertmanager's own /metrics (`family`{integration="webhook"}), -1
+  // when it cannot be read: notifications sent (alertmanager_notifications_total) or failed
+  // (..._failed_total; a 4xx is not retried, so that page is lost).
+  int WebhookCounter(const std::string& family) {
     httplib::Client c(stack_->alertmanager_url());
     auto res = c.Get("/metrics");
     if (!res || res->status != 200) return -1;
     std::smatch m;
-    static const std::regex kLine(
-        R"(alertmanager_notifications_total\{integration="webhook"\} (\d+))");
-    if (!std::regex_search(res->body, m, kLine)) return 0;
+    const std::regex line(family + R"(\{integration="webhook"\} (\d+))");
+    if (!std::regex_search(res->body, m, line)) return 0;
     return std::stoi(m[1]);
   }
-
-  // Notifications to webhooks that failed (a 4xx is not retried: the page is lost).
+  int WebhookNotifications() { return WebhookCounter("alertmanager_notifications_total"); }
   int FailedWebhookNotifications() {
-    httplib::Client c(stack_->alertmanager_url());
-    auto res = c.Get("/metrics");
-    if (!res || res->status != 200) return -1;
-    std::smatch m;
-    static const std::regex kLine(
-        R"(alertmanager_notifications_failed_total\{integration="webhook"\} (\d+))");
-    if (!std::regex_search(res->body, m, kLine)) return 0;
-    return std::stoi(m[1]);
+    return WebhookCounter("alertmanager_notifications_failed_total");
   }
 
   json Alert(const std::string& ends_at) {
