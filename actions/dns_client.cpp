@@ -7,9 +7,18 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 
-// Last: ldns/common.h may define `bool` as a macro when stdbool.h looks absent.
+// ldns/common.h defines `true` and `false` as the ints 1 and 0 (and `bool` as a macro) unless
+// <stdbool.h> came first: every `true` after it would be an int, and nlohmann::json stores an int
+// as a number. In C++ <stdbool.h> only says the names exist. In a unity batch the macros reached
+// the next file (dns_rfc2136_action.cpp's detail["landed_before"] = true became 1); the
+// static_assert keeps them out.
+#include <stdbool.h>
+
 #include <ldns/ldns.h>
+static_assert(std::is_same_v<decltype(true), bool> && std::is_same_v<decltype(false), bool>,
+              "ldns/ldns.h redefined true and false; include <stdbool.h> before it");
 
 namespace icewarden {
 namespace {
