@@ -73,7 +73,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StepRecord, failover_id, step_id
                                                 state, attempt, reason, result_json, started_at,
                                                 finished_at)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AuditEvent, seq, at, actor, source, action, target,
-                                                reason, detail_json)
+                                                reason, detail_json, prev_sha256, sha256)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WebhookDelivery, key, source, alert, status,
                                                 starts_at, effect, region, failover_id, outcome,
                                                 received_at)

@@ -1,5 +1,6 @@
 #include "state/etcd_store.h"
 
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "state/audit_seal.h"
+#include "state/digest.h"
 #include "state/etcd_records.h"
 #include "state/etcd_store_internal.h"
 #include "state/sqlite_records.h"
@@ -78,11 +81,26 @@ EtcdOp RangeOp(std::string key) {
   return op;
 }
 
-Result<std::int64_t> ParseSeq(const EtcdKeyValue& kv) {
-  std::int64_t n = 0;
-  if (std::sscanf(kv.value.c_str(), "%" SCNd64, &n) != 1 || n < 0)
-    return Status::Internal("etcd key " + kv.key + " holds '" + kv.value + "', not a seq");
-  return n;
+// meta/audit_seq holds "<seq> <the seal of event seq>", or "<seq>" as written before the seal.
+struct CounterValue {
+  std::int64_t seq = 0;
+  std::string head_sha256;
+};
+
+Result<CounterValue> ParseCounter(const EtcdKeyValue& kv) {
+  CounterValue c;
+  const std::string& v = kv.value;
+  const auto space = v.find(' ');
+  const std::string digits = v.substr(0, space);
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), c.seq);
+  const bool seq_ok =
+      !digits.empty() && ec == std::errc() && p == digits.data() + digits.size() && c.seq >= 0;
+  if (space != std::string::npos) c.head_sha256 = v.substr(space + 1);
+  if (!seq_ok || (space != std::string::npos && !ParseSha256Hex(c.head_sha256))) {
+    return Status::Internal("etcd key " + kv.key + " holds '" + v +
+                            "', not a seq and the seal of the event it names");
+  }
+  return c;
 }
 
 }  // namespace
@@ -138,9 +156,9 @@ Status EtcdStore::ReadCounter() {
   if (!kv.ok()) return kv.status();
   Counter c;
   if (kv->has_value()) {
-    auto seq = ParseSeq(**kv);
-    if (!seq.ok()) return seq.status();
-    c = {*seq, (*kv)->mod_revision};
+    auto value = ParseCounter(**kv);
+    if (!value.ok()) return value.status();
+    c = {value->seq, (*kv)->mod_revision, value->head_sha256};
   }
   counter_ = c;
   return Status::Ok();
@@ -189,6 +207,7 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
     std::vector<EtcdOp> ops = w.ops;
     std::int64_t seq = 0;
     std::string audit_value;
+    std::string sealed;
     if (w.why != nullptr) {
       if (!counter_) {
         if (Status s = ReadCounter(); !s.ok()) return s;
@@ -199,9 +218,12 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
       e.seq = seq;
       if (e.at == 0) e.at = clock_->Now();
       e.detail_json = std::string(JsonOrEmptyObject(e.detail_json));
+      e.prev_sha256 = counter_->head_sha256;
+      e.sha256 = AuditSealOf(e);
       audit_value = etcd_records::Encode(e);
       ops.push_back(PutOp(Key("audit", Padded(seq)), audit_value));
-      ops.push_back(PutOp(CounterKey(), std::to_string(seq)));
+      ops.push_back(PutOp(CounterKey(), std::to_string(seq) + " " + e.sha256));
+      sealed = e.sha256;
       if (w.with_seq)
         for (EtcdOp& op : w.with_seq(seq)) ops.push_back(std::move(op));
     }
@@ -227,7 +249,7 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
                                  "; whether etcd applied it is unknown: read it back");
     }
     if (r->succeeded) {
-      if (w.why != nullptr) counter_ = Counter{seq, r->revision};
+      if (w.why != nullptr) counter_ = Counter{seq, r->revision, sealed};
       return true;
     }
     if (fence && r->ranges.size() > 1 && !Holds(*fence, r->ranges[1])) {
@@ -237,9 +259,9 @@ Result<bool> EtcdStore::Commit(const Write& w, const std::string& what) {
     }
     Counter seen;
     if (!r->ranges.empty() && !r->ranges[0].kvs.empty()) {
-      auto n = ParseSeq(r->ranges[0].kvs.front());
-      if (!n.ok()) return n.status();
-      seen = {*n, r->ranges[0].kvs.front().mod_revision};
+      auto value = ParseCounter(r->ranges[0].kvs.front());
+      if (!value.ok()) return value.status();
+      seen = {value->seq, r->ranges[0].kvs.front().mod_revision, value->head_sha256};
     }
     const bool counter_moved = w.why != nullptr && seen.mod_revision != counter_->mod_revision;
     counter_ = seen;

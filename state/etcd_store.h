@@ -7,7 +7,7 @@
 //   failovers/<id>                      a Failover (its version inside)
 //   steps/<failover id>/<step id>       a StepRecord; journal order is the key's create revision
 //   audit/<seq, 20 digits>              an AuditEvent
-//   meta/audit_seq                      the last seq handed out
+//   meta/audit_seq                      the last seq handed out and that event's seal
 //   webhooks/<key>                      a WebhookDelivery
 //   drills/<id>, drill_slots/<drill>/<slot, 20 digits>, drill_steps/<run>/<step>,
 //   drill_notes/<run>/<seq, 20 digits>  the drill record

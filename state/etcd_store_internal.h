@@ -113,6 +113,7 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
   struct Counter {
     std::int64_t seq = 0;
     std::int64_t mod_revision = 0;  // 0: the key does not exist yet
+    std::string head_sha256{};      // the seal of event `seq` ("" before the seal existed)
   };
   std::optional<Counter> counter_;  // unset: read it before the next audited write
 };

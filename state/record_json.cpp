@@ -131,6 +131,10 @@ json AuditEventJson(const AuditEvent& e) {
          {"reason", e.reason},
          {"detail", EmbeddedJson(e.detail_json)}};
   PutTime(j, "at", e.at);
+  if (!e.sha256.empty()) {
+    j["prev_sha256"] = e.prev_sha256;
+    j["sha256"] = e.sha256;
+  }
   return j;
 }
 

@@ -182,6 +182,8 @@ AuditEvent ReadAudit(const SqliteStatement& row) {
   e.target = row.ColumnText(5);
   e.reason = row.ColumnText(6);
   e.detail_json = row.ColumnText(7);
+  e.prev_sha256 = row.ColumnText(8);
+  e.sha256 = row.ColumnText(9);
   return e;
 }
 

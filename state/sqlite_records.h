@@ -31,7 +31,7 @@ inline constexpr const char* kStepColumns =
     "failover_id, step_id, section, action, state, attempt, reason, result_json, started_at, "
     "finished_at";
 inline constexpr const char* kAuditColumns =
-    "seq, at, actor, source, action, target, reason, detail_json";
+    "seq, at, actor, source, action, target, reason, detail_json, prev_sha256, sha256";
 
 // Each reader decodes the current row of `row`. An enum name or JSON document the build
 // does not understand is kInternal: the schema's CHECKs and this code disagree, or the file

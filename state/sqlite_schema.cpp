@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 6> kMigrations{{
+constexpr std::array<Migration, 7> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -224,6 +224,11 @@ CREATE TABLE pauses (
   since INTEGER NOT NULL,
   expected_end INTEGER NOT NULL
 ) WITHOUT ROWID;
+)sql"},
+    {7, "the audit log's seal (state/audit_seal.h): each event's and the previous one's SHA-256",
+     R"sql(
+ALTER TABLE audit ADD COLUMN prev_sha256 TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN sha256 TEXT NOT NULL DEFAULT '';
 )sql"},
 }};
 

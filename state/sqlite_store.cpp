@@ -3,6 +3,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "state/audit_seal.h"
 #include "state/sqlite_records.h"
 #include "state/sqlite_schema.h"
 #include "state/sqlite_store_internal.h"
@@ -32,20 +33,39 @@ Status SqliteStore::BeginWrite(SqliteWriteTransaction& txn, Durability durabilit
   return txn.Begin(what);
 }
 
+// Inside the caller's write transaction, so seq and the seal before it are read and used
+// under one lock of the file: another process appending (a gateway, the CLI) waits.
 Status SqliteStore::InsertAudit(const AuditEvent& event) {
+  AuditEvent e = event;
+  {
+    Result<SqliteStatement*> head = Statement(
+        "SELECT seq, sha256 FROM audit ORDER BY seq DESC LIMIT 1", "reading the audit log's head");
+    if (!head.ok()) return head.status();
+    ResetOnExit reset(*head);
+    Result<bool> row = (*head)->Step();
+    if (!row.ok()) return row.status();
+    e.seq = *row ? (*head)->ColumnInt(0) + 1 : 1;
+    e.prev_sha256 = *row ? (*head)->ColumnText(1) : "";
+  }
+  if (e.at == 0) e.at = clock_->Now();
+  e.detail_json = std::string(JsonOrEmptyObject(event.detail_json));
+  e.sha256 = AuditSealOf(e);
   Result<SqliteStatement*> stmt = Statement(
-      "INSERT INTO audit (at, actor, source, action, target, reason, detail_json)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "INSERT INTO audit (seq, at, actor, source, action, target, reason, detail_json,"
+      " prev_sha256, sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
       "appending to the audit log");
   if (!stmt.ok()) return stmt.status();
   SqliteStatement& s = **stmt;
-  s.BindInt(1, event.at != 0 ? event.at : clock_->Now());
-  s.BindText(2, event.actor);
-  s.BindText(3, event.source);
-  s.BindText(4, event.action);
-  s.BindText(5, event.target);
-  s.BindText(6, event.reason);
-  s.BindText(7, JsonOrEmptyObject(event.detail_json));
+  s.BindInt(1, e.seq);
+  s.BindInt(2, e.at);
+  s.BindText(3, e.actor);
+  s.BindText(4, e.source);
+  s.BindText(5, e.action);
+  s.BindText(6, e.target);
+  s.BindText(7, e.reason);
+  s.BindText(8, e.detail_json);
+  s.BindText(9, e.prev_sha256);
+  s.BindText(10, e.sha256);
   return s.Run();
 }
 

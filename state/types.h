@@ -225,6 +225,11 @@ struct AuditEvent {
   std::string target{};  // "fo-...", "us-east-1", "sales.orders"
   std::string reason{};  // why, in words
   std::string detail_json = "{}";
+  // The seal (state/audit_seal.h), set by the store on append: the previous event's sha256,
+  // and this event's, over its fields and prev_sha256. Both empty on events appended before
+  // the seal existed.
+  std::string prev_sha256{};
+  std::string sha256{};
 };
 
 // ---- Webhook deliveries -------------------------------------------------------------------

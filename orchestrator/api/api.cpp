@@ -367,6 +367,10 @@ class Api::Impl {
       const auto [ok, at] = reload_status_();
       res.body += RenderConfigReloadMetrics(ok, at);
     }
+    if (audit_seal_) {
+      const std::optional<AuditSealStatus> seal = audit_seal_();
+      res.body += RenderAuditSealMetrics(seal ? &*seal : nullptr);
+    }
     if (PauseStore* pauses = PauseStoreOf(store_)) {
       // Without the store's answer the families are left out: icewarden_state_store_up says
       // why, and an absent pause must not read as "not paused".
@@ -387,6 +391,9 @@ class Api::Impl {
   void SetClusterStatus(std::function<json()> status) { cluster_status_ = std::move(status); }
   void SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status) {
     reload_status_ = std::move(status);
+  }
+  void SetAuditSealStatus(std::function<std::optional<AuditSealStatus>()> status) {
+    audit_seal_ = std::move(status);
   }
   void SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload) {
     reload_ = std::move(reload);
@@ -524,6 +531,7 @@ class Api::Impl {
   const Dashboard* dashboard_ = nullptr;                          // likewise
   std::function<json()> cluster_status_;                          // empty: one replica
   std::function<std::pair<bool, std::int64_t>()> reload_status_;  // empty: no families
+  std::function<std::optional<AuditSealStatus>()> audit_seal_;    // empty: no families
   std::function<ApiResponse(const std::string& actor)> reload_;   // empty: 503
 };
 
@@ -553,6 +561,9 @@ void Api::SetRegionEvents(RegionEventSink sink) { impl_->SetRegionEvents(std::mo
 void Api::SetDashboard(const Dashboard* dashboard) { impl_->SetDashboard(dashboard); }
 void Api::SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status) {
   impl_->SetConfigReloadStatus(std::move(status));
+}
+void Api::SetAuditSealStatus(std::function<std::optional<AuditSealStatus>()> status) {
+  impl_->SetAuditSealStatus(std::move(status));
 }
 void Api::SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload) {
   impl_->SetConfigReload(std::move(reload));

@@ -30,6 +30,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "orchestrator/config/config.h"
+#include "state/audit_seal.h"
 #include "state/clock.h"
 #include "state/region_health_machine.h"
 #include "state/state_store.h"
@@ -167,6 +168,9 @@ class Api {
   // by `reload`. Optional: without them the families are absent and the route answers 503.
   void SetConfigReloadStatus(std::function<std::pair<bool, std::int64_t>()> status);
   void SetConfigReload(std::function<ApiResponse(const std::string& actor)> reload);
+  // The audit log's seal (orchestrator/serve/audit_seal_watch.h): /metrics'
+  // icewarden_audit_chain_* from the latest pass. Optional: without it the families are absent.
+  void SetAuditSealStatus(std::function<std::optional<AuditSealStatus>()> status);
 
   // Counts a response that the server produced itself (e.g. 413 while reading), so the
   // metrics see every response.

@@ -645,6 +645,8 @@ Result<HttpServerOptions> HttpServerOptionsFor(const ApiConfig& api) {
   options.body_limit = kApiMaxBodyBytes;
   options.body_limits = {{std::string(kApiWebhookPrefix), kApiMaxWebhookBodyBytes,
                           std::string(kApiWebhookBodyAdvice)}};
+  if (api.tls.enabled())
+    options.tls = HttpServerTls{api.tls.cert_file, api.tls.key.value(), api.tls.client_ca_file};
   return options;
 }
 

@@ -9,6 +9,7 @@
 #include "orchestrator/failovers/automation_pause.h"
 #include "orchestrator/readiness/readiness.h"
 #include "orchestrator/watch/live_view.h"
+#include "state/audit_seal.h"
 
 namespace icewarden {
 namespace {
@@ -176,6 +177,31 @@ std::string RenderConfigReloadMetrics(bool last_successful, std::int64_t last_su
               "gauge");
   page.Sample("icewarden_config_last_reload_success_timestamp_seconds", {},
               static_cast<std::uint64_t>(last_success_ms / 1000));
+  return page.Take();
+}
+
+std::string RenderAuditSealMetrics(const AuditSealStatus* status) {
+  Page page;
+  page.Family("icewarden_audit_chain_intact",
+              "Whether the daemon's latest pass found every audit event sealed to the one "
+              "before it (icewarden audit verify).",
+              "gauge");
+  if (status) page.Sample("icewarden_audit_chain_intact", {}, status->report.intact ? 1 : 0);
+  page.Family("icewarden_audit_chain_events", "Audit events the latest seal check read.", "gauge");
+  if (status)
+    page.Sample("icewarden_audit_chain_events", {},
+                static_cast<std::uint64_t>(status->report.events));
+  page.Family("icewarden_audit_chain_broken_at_seq",
+              "The first audit event whose seal does not hold (0 when the log is intact).",
+              "gauge");
+  if (status)
+    page.Sample("icewarden_audit_chain_broken_at_seq", {},
+                static_cast<std::uint64_t>(status->report.broken_at));
+  page.Family("icewarden_audit_chain_last_check_timestamp_seconds",
+              "When the latest seal check ran (Unix seconds, this daemon's clock).", "gauge");
+  if (status)
+    page.Sample("icewarden_audit_chain_last_check_timestamp_seconds", {},
+                static_cast<std::uint64_t>(status->checked_at / 1000));
   return page.Take();
 }
 

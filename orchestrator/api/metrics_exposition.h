@@ -56,6 +56,15 @@ std::string RenderPauseMetrics(const std::vector<Pause>& pauses, std::int64_t no
 //   icewarden_config_last_reload_successful                 gauge 0/1
 //   icewarden_config_last_reload_success_timestamp_seconds  gauge (the start counts)
 std::string RenderConfigReloadMetrics(bool last_successful, std::int64_t last_success_ms);
+struct AuditSealStatus;
+// The audit log's seal (state/audit_seal.h), from the daemon's latest pass; no samples before
+// the first pass (`status` null):
+//   icewarden_audit_chain_intact                      gauge 1/0
+//   icewarden_audit_chain_events                      gauge, events the pass read
+//   icewarden_audit_chain_broken_at_seq               gauge, the first event that does not hold
+//                                                     (0 when intact)
+//   icewarden_audit_chain_last_check_timestamp_seconds gauge, this daemon's clock
+std::string RenderAuditSealMetrics(const AuditSealStatus* status);
 // ---- readiness, probe latency and webhooks (issue 10 items 5 and 6) --------------------------
 
 struct RouteReadiness;

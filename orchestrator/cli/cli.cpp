@@ -7,6 +7,7 @@
 
 #include "orchestrator/api/api.h"
 #include "orchestrator/build_info.h"
+#include "orchestrator/cli/audit.h"
 #include "orchestrator/cli/client.h"
 #include "orchestrator/cli/cluster.h"
 #include "orchestrator/cli/completion.h"
@@ -33,6 +34,11 @@ void AddClientOptions(CLI::App* cmd, ClientOptions& o, std::string& token_file) 
   cmd->add_option("--server", o.server, "daemon URL (env ICEWARDEN_SERVER)")->capture_default_str();
   cmd->add_option("--token", o.token, "API bearer token (env ICEWARDEN_TOKEN)");
   cmd->add_option("--token-file", token_file, "read the API token from this file");
+  cmd->add_option("--cacert", o.ca_file,
+                  "https:// server: trust its certificate by this CA (PEM; env ICEWARDEN_CACERT)");
+  cmd->add_option("--cert", o.cert_file,
+                  "client certificate (PEM) for a daemon that asks for one (env ICEWARDEN_CERT)");
+  cmd->add_option("--key", o.key_file, "the client certificate's key (PEM; env ICEWARDEN_KEY)");
   cmd->add_option("--output,-o", o.output, "output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -81,6 +87,9 @@ int RunCli(int argc, char** argv) {
   ClientOptions client;
   client.server = EnvOr("ICEWARDEN_SERVER", client.server);
   client.token = EnvOr("ICEWARDEN_TOKEN", "");
+  client.ca_file = EnvOr("ICEWARDEN_CACERT", "");
+  client.cert_file = EnvOr("ICEWARDEN_CERT", "");
+  client.key_file = EnvOr("ICEWARDEN_KEY", "");
   std::string token_file;
   int exit_code = kExitOk;
 
@@ -435,6 +444,18 @@ int RunCli(int argc, char** argv) {
     exit_code = ResolveToken(client, token_file) ? CmdAuditList(client, after_seq, audit_limit)
                                                  : kExitUsage;
   });
+
+  std::string verify_config;
+  std::string verify_anchor;
+  auto* audit_verify = audit->add_subcommand(
+      "verify", "check the audit log's seal in the state record itself (exit 0 intact, 1 broken)");
+  audit_verify->add_option("--config,-c", verify_config, "config file naming the state record")
+      ->required();
+  audit_verify->add_option("--anchor", verify_anchor,
+                           "SEQ:SHA256 from an earlier run's \"head\": that event must still be "
+                           "there, sealed the same");
+  audit_verify->callback(
+      [&] { exit_code = CmdAuditVerify(verify_config, verify_anchor, std::cout, std::cerr); });
 
   std::string shell;
   auto* completion = app.add_subcommand(

@@ -11,6 +11,12 @@ struct ClientOptions {
   std::string token;
   std::string output = "table";  // "table" | "json"
   int timeout_seconds = 10;
+  // An https:// server (api.tls): the CA its certificate is checked against (empty: the
+  // system's), and a client certificate and key for a daemon that asks for one
+  // (api.tls.client_ca_file).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
 };
 
 // Each returns an ExitCode (cli.h) and prints to stdout, errors to stderr.

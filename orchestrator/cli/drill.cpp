@@ -18,18 +18,13 @@ using nlohmann::json;
 
 std::string Enc(const std::string& s) { return httplib::detail::encode_query_param(s); }
 
-std::string S(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 int PrintReport(const ClientOptions& o, const json& report) {
   if (o.output == "json") {
     std::cout << report.dump(2) << "\n";
   } else {
     std::cout << RenderDrillReportText(report);
   }
-  const std::string verdict = S(report.value("verdict", json::object()), "result");
+  const std::string verdict = FieldText(report.value("verdict", json::object()), "result");
   return verdict == "failed" ? kExitFailed : kExitOk;
 }
 
@@ -41,7 +36,7 @@ int CmdDrillRun(const ClientOptions& o, const std::string& name, const std::stri
   if (!mode.empty()) body["mode"] = mode;
   ApiAnswer started = CallApi(o, "POST", "/api/v1/drills/" + Enc(name) + "/runs", body.dump());
   if (started.exit_code != kExitOk) return started.exit_code;
-  const std::string id = S(started.body.value("run", json::object()), "id");
+  const std::string id = FieldText(started.body.value("run", json::object()), "id");
   if (!wait) {
     if (o.output == "json") {
       std::cout << started.body.dump(2) << "\n";
@@ -54,11 +49,11 @@ int CmdDrillRun(const ClientOptions& o, const std::string& name, const std::stri
   for (;;) {
     ApiAnswer r = CallApi(o, "GET", "/api/v1/drills/runs/" + Enc(id));
     if (r.exit_code != kExitOk) return r.exit_code;
-    const std::string phase = S(r.body.value("run", json::object()), "phase");
+    const std::string phase = FieldText(r.body.value("run", json::object()), "phase");
     if (phase == "finished" || phase == "waiting") {
       if (phase == "waiting" && o.output != "json")
         std::cerr << "icewarden: drill run " << id << " proposed failover "
-                  << S(r.body["run"], "failover_id")
+                  << FieldText(r.body["run"], "failover_id")
                   << ": it waits for an approver (icewarden failover approve ...); follow it "
                      "with: icewarden drill report "
                   << id << "\n";
@@ -83,9 +78,10 @@ int CmdDrillList(const ClientOptions& o) {
   TextTable drills({"DRILL", "ROUTE", "MODE", "SCHEDULE", "TIME ZONE", "LAST RUN", "VERDICT"});
   for (const json& d : r.body.value("drills", json::array())) {
     const json last = d.value("last_run", json(nullptr));
-    drills.AddRow({S(d, "name"), S(d, "route"), S(d, "mode"), S(d, "schedule"), S(d, "time_zone"),
-                   last.is_object() ? S(last, "id") : "-",
-                   last.is_object() ? S(last, "verdict") : "-"});
+    drills.AddRow({FieldText(d, "name"), FieldText(d, "route"), FieldText(d, "mode"),
+                   FieldText(d, "schedule"), FieldText(d, "time_zone"),
+                   last.is_object() ? FieldText(last, "id") : "-",
+                   last.is_object() ? FieldText(last, "verdict") : "-"});
   }
   drills.Print(std::cout);
   const json runs = r.body.value("runs", json::array());
@@ -93,8 +89,9 @@ int CmdDrillList(const ClientOptions& o) {
     std::cout << "\n";
     TextTable list({"RUN", "DRILL", "MODE", "PHASE", "VERDICT", "STARTED", "TRIGGER"});
     for (const json& run : runs)
-      list.AddRow({S(run, "id"), S(run, "drill"), S(run, "mode"), S(run, "phase"),
-                   S(run, "verdict"), S(run, "started_at"), S(run, "trigger")});
+      list.AddRow({FieldText(run, "id"), FieldText(run, "drill"), FieldText(run, "mode"),
+                   FieldText(run, "phase"), FieldText(run, "verdict"), FieldText(run, "started_at"),
+                   FieldText(run, "trigger")});
     list.Print(std::cout);
   }
   return kExitOk;

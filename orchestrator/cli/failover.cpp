@@ -25,11 +25,6 @@ std::string FailoverPath(const std::string& id) {
   return "/api/v1/failovers/" + httplib::detail::encode_query_param(id);
 }
 
-std::string S(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 // The question on a terminal; exit 2 without one unless --yes.
 int Confirm(const std::string& question, bool yes) {
   if (yes) return kExitOk;
@@ -51,25 +46,26 @@ void PrintGuards(std::ostream& out, const json& guards) {
     const char* mark = g.value("ok", false)       ? "ok    "
                        : g.value("waived", false) ? "waived"
                                                   : "FAILED";
-    out << "  " << mark << " " << S(g, "guard") << ": " << S(g, "reason") << "\n";
+    out << "  " << mark << " " << FieldText(g, "guard") << ": " << FieldText(g, "reason") << "\n";
   }
 }
 
 void PrintPlan(std::ostream& out, const json& plan) {
   for (const json& step : plan.value("steps", json::array()))
-    out << "  " << step.value("number", 0) << ". [" << S(step, "section") << "] " << S(step, "id")
-        << " (" << S(step, "action") << "): " << S(step, "plan") << "\n";
+    out << "  " << step.value("number", 0) << ". [" << FieldText(step, "section") << "] "
+        << FieldText(step, "id") << " (" << FieldText(step, "action")
+        << "): " << FieldText(step, "plan") << "\n";
 }
 
 void PrintChange(std::ostream& out, const json& plan_body, const std::string& from,
                  const std::string& to, const std::string& scope) {
   out << "Moves write ownership of "
-      << (plan_body.contains("tables") ? S(plan_body, "tables") + " tables"
+      << (plan_body.contains("tables") ? FieldText(plan_body, "tables") + " tables"
                                        : std::string("the tables"))
       << " of scope " << scope << " from " << from << " to " << to << "\n";
-  if (plan_body.contains("plan_hash")) out << "Plan " << S(plan_body, "plan_hash") << "\n";
+  if (plan_body.contains("plan_hash")) out << "Plan " << FieldText(plan_body, "plan_hash") << "\n";
   if (plan_body.contains("plan")) {
-    out << "Runbook " << S(plan_body["plan"], "runbook") << " steps:\n";
+    out << "Runbook " << FieldText(plan_body["plan"], "runbook") << " steps:\n";
     PrintPlan(out, plan_body["plan"]);
   }
   out << "Guards now (the rpo guard is the RPO estimate):\n";
@@ -85,10 +81,10 @@ void PrintRefusal(const ApiAnswer& a) {
     for (const json& g : a.body["guards"])
       if (!g.value("ok", false))
         std::cerr << "  " << (g.value("waived", false) ? "waived" : "FAILED") << " "
-                  << S(g, "guard") << ": " << S(g, "reason") << "\n";
+                  << FieldText(g, "guard") << ": " << FieldText(g, "reason") << "\n";
   }
   if (a.body.contains("allowed_events"))
-    std::cerr << "in phase " << S(a.body, "phase")
+    std::cerr << "in phase " << FieldText(a.body, "phase")
               << " it takes: " << a.body["allowed_events"].dump() << "\n";
 }
 
@@ -117,11 +113,12 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
   // resolved.
   const json& planned = plan.value("failover", json::object());
   if (dry.body.contains("failback_of"))
-    shown << "Failback of " << S(dry.body, "failback_of") << ": a switchover of the "
+    shown << "Failback of " << FieldText(dry.body, "failback_of") << ": a switchover of the "
           << dry.body.value("failback_tables", 0) << " tables it moved, back to "
-          << S(planned, "to") << "\n";
-  PrintChange(shown, dry.body, S(planned, "from"), p.to.empty() ? S(planned, "to") : p.to,
-              p.kind == "failback" ? S(planned, "scope") : p.scope);
+          << FieldText(planned, "to") << "\n";
+  PrintChange(shown, dry.body, FieldText(planned, "from"),
+              p.to.empty() ? FieldText(planned, "to") : p.to,
+              p.kind == "failback" ? FieldText(planned, "scope") : p.scope);
   if (p.dry_run) return kExitOk;
   if (int rc = Confirm("Propose this " + p.kind + "?", yes); rc != kExitOk) return rc;
   req["dry_run"] = false;
@@ -131,14 +128,14 @@ int CmdFailoverPropose(const ClientOptions& o, const ProposeOptions& p, bool yes
     return made.exit_code;
   }
   if (p.id_only) {
-    std::cout << S(made.body["failover"], "id") << "\n";
+    std::cout << FieldText(made.body["failover"], "id") << "\n";
   } else if (o.output == "json") {
     std::cout << made.body.dump(2) << "\n";
   } else {
-    std::cout << "Proposed " << S(made.body["failover"], "id") << ": " << S(made.body, "decision")
-              << "\n";
+    std::cout << "Proposed " << FieldText(made.body["failover"], "id") << ": "
+              << FieldText(made.body, "decision") << "\n";
     std::cout << "An approver approves it with: icewarden failover approve "
-              << S(made.body["failover"], "id") << "\n";
+              << FieldText(made.body["failover"], "id") << "\n";
   }
   return kExitOk;
 }
@@ -158,7 +155,7 @@ int CmdRegionOverlay(const ClientOptions& o, const std::string& region, bool fen
     PrintRefusal(done);
     return done.exit_code;
   }
-  std::cout << S(done.body, "decision") << "\n";
+  std::cout << FieldText(done.body, "decision") << "\n";
   return kExitOk;
 }
 
@@ -168,13 +165,14 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
   if (shown.exit_code != kExitOk) return shown.exit_code;
   const json& f = shown.body;
   const json& now = f.value("plan_now", json::object());
-  std::cout << "Approve " << id << ": " << S(f, "kind") << " of " << S(f, "scope") << " from "
-            << S(f, "from") << " to " << S(f, "to") << " (" << S(f, "phase") << ")\n";
+  std::cout << "Approve " << id << ": " << FieldText(f, "kind") << " of " << FieldText(f, "scope")
+            << " from " << FieldText(f, "from") << " to " << FieldText(f, "to") << " ("
+            << FieldText(f, "phase") << ")\n";
   if (f.value("promotion_hold", json()).is_string())
-    std::cout << "Held before promotion: " << S(f, "promotion_hold") << "\n";
-  PrintChange(std::cout, now, S(f, "from"), S(f, "to"), S(f, "scope"));
-  std::string plan_hash = S(now, "plan_hash");
-  if (plan_hash == "-") plan_hash = S(f.value("plan", json::object()), "plan_hash");
+    std::cout << "Held before promotion: " << FieldText(f, "promotion_hold") << "\n";
+  PrintChange(std::cout, now, FieldText(f, "from"), FieldText(f, "to"), FieldText(f, "scope"));
+  std::string plan_hash = FieldText(now, "plan_hash");
+  if (plan_hash == "-") plan_hash = FieldText(f.value("plan", json::object()), "plan_hash");
   if (int rc = Confirm("Approve plan " + plan_hash + "?", yes); rc != kExitOk) return rc;
   json req = {{"plan_hash", plan_hash}, {"reason", a.reason}};
   if (!a.accept_data_loss.empty()) req["accept_data_loss"] = a.accept_data_loss;
@@ -185,7 +183,7 @@ int CmdFailoverApprove(const ClientOptions& o, const std::string& id, const Appr
     PrintRefusal(done);
     return done.exit_code;
   }
-  std::cout << S(done.body, "decision") << "\n";
+  std::cout << FieldText(done.body, "decision") << "\n";
   return kExitOk;
 }
 
@@ -194,12 +192,13 @@ int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::
   ApiAnswer shown = CallApi(o, "GET", FailoverPath(id));
   if (shown.exit_code != kExitOk) return shown.exit_code;
   const json& f = shown.body;
-  const std::string verb = kind == "fencing-confirmation" ? "Confirm that " + S(f, "from") +
+  const std::string verb = kind == "fencing-confirmation" ? "Confirm that " + FieldText(f, "from") +
                                                                 " has stopped writing the scope of"
                            : kind == "abort" ? "Abort"
                                              : "Acknowledge";
-  std::cout << verb << " " << id << " (" << S(f, "kind") << " of " << S(f, "scope") << " from "
-            << S(f, "from") << " to " << S(f, "to") << ", now " << S(f, "phase") << ")\n";
+  std::cout << verb << " " << id << " (" << FieldText(f, "kind") << " of " << FieldText(f, "scope")
+            << " from " << FieldText(f, "from") << " to " << FieldText(f, "to") << ", now "
+            << FieldText(f, "phase") << ")\n";
   if (int rc = Confirm("Go ahead?", yes); rc != kExitOk) return rc;
   json req = {{kind == "ack" ? "comment" : "reason", text}};
   ApiAnswer done = CallApi(o, "POST", FailoverPath(id) + "/" + kind, req.dump());
@@ -207,7 +206,7 @@ int CmdFailoverSimple(const ClientOptions& o, const std::string& id, const std::
     PrintRefusal(done);
     return done.exit_code;
   }
-  std::cout << S(done.body, "decision") << "\n";
+  std::cout << FieldText(done.body, "decision") << "\n";
   return kExitOk;
 }
 
@@ -232,17 +231,18 @@ int CmdFailoverWatch(const ClientOptions& o, const std::string& id, int timeout_
     ApiAnswer a = CallApi(o, "GET", FailoverPath(id));
     if (a.exit_code != kExitOk) return a.exit_code;
     const json& f = a.body;
-    if (S(f, "phase") != phase) {
-      phase = S(f, "phase");
-      std::cout << "phase " << phase << ": " << S(f, "last_reason") << std::endl;
+    if (FieldText(f, "phase") != phase) {
+      phase = FieldText(f, "phase");
+      std::cout << "phase " << phase << ": " << FieldText(f, "last_reason") << std::endl;
     }
     for (const json& s : f.value("steps", json::array())) {
-      const std::string key = S(s, "step_id");
-      const std::string now = S(s, "state") + " (attempt " + S(s, "attempt") + ")";
+      const std::string key = FieldText(s, "step_id");
+      const std::string now = FieldText(s, "state") + " (attempt " + FieldText(s, "attempt") + ")";
       if (steps[key] == now) continue;
       steps[key] = now;
-      std::cout << "  step " << S(s, "section") << "/" << key << " " << S(s, "action") << ": "
-                << now << " " << S(s, "reason") << std::endl;
+      std::cout << "  step " << FieldText(s, "section") << "/" << key << " "
+                << FieldText(s, "action") << ": " << now << " " << FieldText(s, "reason")
+                << std::endl;
     }
     if (phase == "completed") return kExitOk;
     if (phase == "aborted" || phase == "rolled_back" || phase == "needs_attention")

@@ -15,12 +15,41 @@ namespace icewarden {
 
 namespace {
 
-// "http://HOST:PORT/rest" split into the server and the path; nullopt for anything else.
+// "http://HOST:PORT/rest" (or https://) split into the server and the path; nullopt for
+// anything else.
 std::optional<std::pair<std::string, std::string>> SplitLocation(const std::string& url) {
-  if (url.rfind("http://", 0) != 0) return std::nullopt;
-  const std::size_t slash = url.find('/', 7);
+  const std::size_t start = url.rfind("http://", 0) == 0    ? 7
+                            : url.rfind("https://", 0) == 0 ? 8
+                                                            : 0;
+  if (start == 0) return std::nullopt;
+  const std::size_t slash = url.find('/', start);
   if (slash == std::string::npos) return std::nullopt;
   return std::pair{url.substr(0, slash), url.substr(slash)};
+}
+
+// A client for `server` with the TLS settings of `o` (used only for https:// servers).
+httplib::Client MakeClient(const ClientOptions& o, const std::string& server) {
+  httplib::Client client = o.cert_file.empty() ? httplib::Client(server)
+                                               : httplib::Client(server, o.cert_file, o.key_file);
+  if (!o.ca_file.empty()) client.set_ca_cert_path(o.ca_file);
+  return client;
+}
+
+// What a failed TLS call most likely needs, for the error line.
+std::string TlsAdvice(const ClientOptions& o, const std::string& server, httplib::Error error) {
+  if (server.rfind("https://", 0) != 0) return "";
+  if (error == httplib::Error::SSLServerVerification)
+    return o.ca_file.empty() ? "; pass the CA that signed the daemon's certificate with --cacert "
+                               "or ICEWARDEN_CACERT"
+                             : "; the daemon's certificate is not signed by --cacert " + o.ca_file +
+                                   " or does not name the host in --server";
+  // Under TLS 1.3 a refused client certificate shows after the handshake, as a failed read.
+  if (error == httplib::Error::SSLConnection || error == httplib::Error::Read)
+    return o.cert_file.empty() ? "; a daemon with api.tls.client_ca_file asks for a client "
+                                 "certificate: pass --cert and --key"
+                               : "; the daemon refused the handshake (is --cert " + o.cert_file +
+                                     " signed by its api.tls.client_ca_file?)";
+  return "";
 }
 
 }  // namespace
@@ -34,10 +63,10 @@ ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::
   // A standby replica of an etcd-backed deployment answers 307 with the leader's address;
   // the request goes there as it was, token included (both are this deployment's replicas).
   for (int hop = 0;; ++hop) {
-    httplib::Client client(server);
+    httplib::Client client = MakeClient(o, server);
     if (!client.is_valid()) {
       std::cerr << "icewarden: --server " << server
-                << " is not a valid URL (expected http://HOST:PORT)\n";
+                << " is not a valid URL (expected http://HOST:PORT or https://HOST:PORT)\n";
       a.exit_code = kExitUsage;
       return a;
     }
@@ -48,9 +77,13 @@ ApiAnswer CallApi(const ClientOptions& o, const std::string& method, const std::
     res = method == "POST" ? client.Post(target, headers, body, "application/json")
                            : client.Get(target, headers);
     if (!res) {
+      const std::string advice = TlsAdvice(o, server, res.error());
       std::cerr << "icewarden: cannot reach " << server << target << ": "
                 << httplib::to_string(res.error())
-                << " (is `icewarden serve` running? set --server or ICEWARDEN_SERVER)\n";
+                << (advice.empty() ? " (is `icewarden serve` running? set --server or "
+                                     "ICEWARDEN_SERVER)"
+                                   : advice)
+                << "\n";
       a.exit_code = kExitFailed;
       return a;
     }
@@ -82,7 +115,7 @@ constexpr std::size_t kMaxEventBytes = 4 << 20;
 
 bool ReadEvents(const ClientOptions& o, std::string& last_event_id, int seconds,
                 const std::function<bool(const ServerEvent&)>& on_event) {
-  httplib::Client client(o.server);
+  httplib::Client client = MakeClient(o, o.server);
   if (!client.is_valid()) return false;
   client.set_connection_timeout(o.timeout_seconds, 0);
   // Reading a stream that sends nothing for a while is normal: wake at `seconds` instead.

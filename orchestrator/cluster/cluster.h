@@ -219,4 +219,10 @@ Result<std::optional<ServeState>> OpenServeState(
     const Config& config, const HttpServerOptions& http, std::shared_ptr<Clock> clock,
     LiveView& live, std::function<void(const std::string& why)> on_lost);
 
+// The state record `config` names, opened to read and nothing else (`icewarden audit verify`):
+// the SQLite file must exist (nothing is created); etcd is read without a term, beside the
+// replicas.
+Result<std::unique_ptr<StateStore>> OpenStateToRead(const Config& config,
+                                                    std::shared_ptr<Clock> clock);
+
 }  // namespace icewarden

@@ -53,8 +53,8 @@ Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
     return s.WithMessage("standby: cannot listen on " + http.host + ":" +
                          std::to_string(http.port) + ": " + s.message());
   }
-  std::cout << "icewarden: standby http://" << http.host << ":" << server.port() << " (" << about
-            << ")" << std::endl;
+  std::cout << "icewarden: standby " << config.api.tls.scheme() << "://" << http.host << ":"
+            << server.port() << " (" << about << ")" << std::endl;
   // A standby is started as far as systemd goes: it answers, and it takes over by itself.
   if (Status s = NotifySupervisor("READY=1\nSTATUS=standby: following the leader"); !s.ok())
     spdlog::warn("cannot tell the supervisor the standby is ready: {}", s.message());
@@ -75,6 +75,31 @@ Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
 }
 
 }  // namespace
+
+Result<std::unique_ptr<StateStore>> OpenStateToRead(const Config& config,
+                                                    std::shared_ptr<Clock> clock) {
+  if (config.state.backend != "etcd") {
+    if (!std::filesystem::exists(config.state.path))
+      return Status::NotFound("state store " + config.state.path + " does not exist");
+    SqliteStoreOptions options{config.state.path};
+    options.read_only = true;
+    auto store = OpenSqliteStore(options, std::move(clock));
+    if (!store.ok())
+      return store.status().WithMessage("state store " + config.state.path + ": " +
+                                        store.status().message());
+    return store;
+  }
+  const EtcdStateConfig& e = config.state.etcd;
+  auto etcd = std::make_shared<EtcdClient>(
+      EtcdClientOptions{e.endpoints,
+                        e.timeout,
+                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
+                        {e.auth.username, e.auth.password.value()}});
+  EtcdStoreOptions options;
+  options.prefix = e.prefix;
+  options.read_only = true;
+  return OpenEtcdStore(std::move(etcd), options, std::move(clock));
+}
 
 Result<std::optional<ServeState>> OpenServeState(
     const Config& config, const HttpServerOptions& http, std::shared_ptr<Clock> clock,
@@ -120,7 +145,7 @@ Result<std::optional<ServeState>> OpenServeState(
   LeadershipOptions lo;
   lo.key = e.prefix + "leader";
   lo.replica = e.replica.empty() ? HostName() : e.replica;
-  lo.api = e.advertise.empty() ? "http://" + config.api.listen : e.advertise;
+  lo.api = e.advertise.empty() ? config.api.tls.scheme() + "://" + config.api.listen : e.advertise;
   lo.ttl = std::chrono::duration_cast<std::chrono::seconds>(e.leader_ttl);
   lo.log = [](const std::string& line) { spdlog::info("{}", line); };
   if (!e.replicas.empty() &&

@@ -121,6 +121,9 @@ struct PolicyConfig {
   // How often every failover route's readiness (guards, secrets, each step's preflight) is
   // evaluated, with no side effect (orchestrator/readiness/).
   std::chrono::milliseconds readiness_interval{std::chrono::minutes(1)};
+  // How often the daemon reads the whole audit log and checks its seal (state/audit_seal.h)
+  // for /metrics' icewarden_audit_chain_intact.
+  std::chrono::milliseconds audit_verify_interval{std::chrono::minutes(5)};
 };
 
 // One failover route: which runbook moves what from where to where. A proposal picks the
@@ -148,11 +151,28 @@ struct ApiToken {
   std::string token_sha256 = {};  // or, from token_sha256: the 64 hex digits of its SHA-256
 };
 
+// A listener's `tls:` (orchestrator/config/server_tls.cpp): the certificate icewarden presents
+// to those who call it, and the CA they (icewarden's own calls among them) trust it by.
+struct ServerTlsConfig {
+  std::string cert_file;  // PEM: the certificate chain, leaf first; empty: no TLS
+  Secret key;             // its private key (PEM): key_file or key_env
+  // PEM: the CA that signed cert_file, trusted by icewarden's own calls to this listener
+  // (gateway.fence asking a gateway); empty: the system's CAs.
+  std::string ca_file;
+  // PEM: demand a client certificate signed by one of these CAs from every caller (mutual
+  // TLS); empty: none asked for.
+  std::string client_ca_file;
+  bool enabled() const { return !cert_file.empty(); }
+  std::string scheme() const { return enabled() ? "https" : "http"; }
+};
+
 struct ApiConfig {
   std::string listen = "127.0.0.1:8480";  // HOST:PORT; port 0 picks an ephemeral port
   std::vector<ApiToken> tokens;
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds write_timeout{10000};
+  // api.tls: serve https:// (and, with client_ca_file, ask callers for a certificate).
+  ServerTlsConfig tls;
 };
 
 // ---- webhooks: (orchestrator/config/webhooks.cpp; what they do: orchestrator/webhooks/) ----
@@ -230,17 +250,6 @@ struct DrillConfig {
   std::chrono::milliseconds rto_target{std::chrono::minutes(15)};
   DrillTargetsConfig targets;
   int line = 0, column = 0;
-};
-
-// A listener's `tls:` (orchestrator/config/server_tls.cpp): the certificate icewarden presents
-// to those who call it, and the CA they (icewarden's own calls among them) trust it by.
-struct ServerTlsConfig {
-  std::string cert_file;  // PEM: the certificate chain, leaf first; empty: no TLS
-  Secret key;             // its private key (PEM): key_file or key_env
-  // PEM: the CA that signed cert_file, trusted by icewarden's own calls to this listener
-  // (gateway.fence asking a gateway); empty: the system's CAs.
-  std::string ca_file;
-  bool enabled() const { return !cert_file.empty(); }
 };
 
 // ---- gateways: (orchestrator/config/gateways.cpp; served by orchestrator/gateway/) ----

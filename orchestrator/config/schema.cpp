@@ -36,8 +36,9 @@ constexpr std::chrono::milliseconds kMaxPolicyDuration = std::chrono::hours(24 *
 
 ApiConfig ReadApi(const YamlValue& value, const ConfigSources& sources) {
   ApiConfig api;
-  auto map = value.Map({"listen", "read_timeout", "write_timeout", "tokens"});
+  auto map = value.Map({"listen", "read_timeout", "write_timeout", "tokens", "tls"});
   if (!map) return api;
+  if (auto v = map->Get("tls")) api.tls = ReadServerTls(*v, sources, /*client_ca=*/true);
   if (auto v = map->Get("listen")) {
     if (auto s = v->String()) {
       CheckListen(*v, *s);
@@ -212,7 +213,7 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe,
   PolicyConfig policies;
   auto map = value.Map({"max_staleness", "cooldown", "fencing_evidence", "two_person_approval",
                         "probe", "lag_interval", "retention_margin", "approval_ttl",
-                        "unreachable_for", "readiness_interval"});
+                        "unreachable_for", "readiness_interval", "audit_verify_interval"});
   if (!map) return policies;
   ReadWithin(*map, "max_staleness", &policies.max_staleness, 0ms, kMaxPolicyDuration);
   // A lag round lists and loads every table of every catalog: not in a tight loop.
@@ -224,6 +225,8 @@ PolicyConfig ReadPolicies(const YamlValue& value, ProbeSettings* default_probe,
   // A readiness round sends a preflight to every step's endpoint of every route: not in a
   // tight loop, and at least once a day.
   ReadWithin(*map, "readiness_interval", &policies.readiness_interval, 1s, 24h);
+  // A pass reads every audit event: not in a tight loop, and at least once a day.
+  ReadWithin(*map, "audit_verify_interval", &policies.audit_verify_interval, 1s, 24h);
   map->Read("two_person_approval", &policies.two_person_approval);
   if (auto v = map->Get("fencing_evidence")) {
     if (auto items = v->List()) {

@@ -120,7 +120,10 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
                                         const std::vector<RegionConfig>& regions,
                                         const ConfigSources& sources);
 // A listener's `tls:` (server_tls.cpp): cert_file with key_file or key_env, and ca_file.
-ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources);
+// `client_ca_file` (mutual TLS) is a key only where `client_ca` says so: the API's listener,
+// not a gateway's, whose callers include icewarden's own gateway.fence without a certificate.
+ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources,
+                              bool client_ca = false);
 
 // policies.fencing_evidence names gateway_closed (at `item`): there must be gateways, each one
 // the orchestrator can ask (gateways.cpp).

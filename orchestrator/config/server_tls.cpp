@@ -1,9 +1,10 @@
-// A listener's `tls:` mapping: the certificate icewarden serves with, here a gateway's.
+// A listener's `tls:` mapping: the certificate icewarden serves with, a gateway's or the API's.
 //
 //   tls:
 //     cert_file: gateway.pem   # PEM chain, leaf first
 //     key_file: gateway.key    # its private key (a secret: or key_env: VAR)
 //     ca_file: ca.pem          # the CA that signed it, for icewarden's own calls (gateway.fence)
+//     client_ca_file: ca.pem   # api.tls only: callers must present a certificate it signed
 //
 // Read and checked here as OpenSSL will read them (catalog_tls.cpp's functions), so a key
 // for another certificate is a FILE:LINE:COL error of `config validate`, not a gateway that
@@ -14,9 +15,12 @@
 
 namespace icewarden {
 
-ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources) {
+ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sources,
+                              bool client_ca) {
   ServerTlsConfig tls;
-  auto map = value.Map({"cert_file", "key_file", "key_env", "ca_file"});
+  std::vector<std::string> keys{"cert_file", "key_file", "key_env", "ca_file"};
+  if (client_ca) keys.push_back("client_ca_file");
+  auto map = value.Map(keys);
   if (!map) return tls;
   std::string cert_text;
   const bool has_cert = map->Require("cert_file") &&
@@ -34,6 +38,9 @@ ServerTlsConfig ReadServerTls(const YamlValue& value, const ConfigSources& sourc
   }
   std::string ca_text;
   ReadCertificates(*map, "ca_file", sources, &tls.ca_file, &ca_text);
+  std::string client_ca_text;
+  if (client_ca)
+    ReadCertificates(*map, "client_ca_file", sources, &tls.client_ca_file, &client_ca_text);
   // A path that could not be read here leaves cert_file set (ReadCertificates resolves it
   // first), so a config validated away from the gateway's host still says "TLS".
   return tls;

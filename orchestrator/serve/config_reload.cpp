@@ -31,6 +31,10 @@ std::vector<std::string> ChangesNeedingRestart(const Config& a, const Config& b)
   text("api.listen", a.api.listen, b.api.listen);
   text("api.read_timeout", Millis(a.api.read_timeout), Millis(b.api.read_timeout));
   text("api.write_timeout", Millis(a.api.write_timeout), Millis(b.api.write_timeout));
+  // The listener loads its certificate once: a new one (or a renewed file) needs a restart.
+  text("api.tls.cert_file", a.api.tls.cert_file, b.api.tls.cert_file);
+  secret("api.tls key", a.api.tls.key, b.api.tls.key);
+  text("api.tls.client_ca_file", a.api.tls.client_ca_file, b.api.tls.client_ca_file);
   text("state.backend", a.state.backend, b.state.backend);
   if (a.state.backend == "sqlite" && b.state.backend == "sqlite")
     text("state.path", a.state.path, b.state.path);

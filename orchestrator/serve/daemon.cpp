@@ -16,6 +16,7 @@
 #include "orchestrator/gateway/gateway.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/readiness/readiness.h"
+#include "orchestrator/serve/audit_seal_watch.h"
 #include "orchestrator/watch/alert_routes.h"
 #include "orchestrator/watch/catalog_watch.h"
 #include "orchestrator/watch/live_view.h"
@@ -108,6 +109,7 @@ struct Daemon::Parts {
   std::unique_ptr<DrillService> drills;
   std::unique_ptr<DrillScheduler> drill_scheduler;
   std::unique_ptr<SplitBrainWatch> split_brain;
+  std::unique_ptr<AuditSealWatch> audit_seal;
   std::vector<std::string> decisions;  // what Orchestrator::Start decided, logged at Start
   bool started = false, stopped = false;
 };
@@ -249,6 +251,10 @@ std::unique_ptr<Daemon> Daemon::Build(Config config, const DaemonInputs& in,
       return std::pair{s.last_successful, s.last_success_at};
     });
   if (in.reload) api.SetConfigReload(in.reload);
+  p->audit_seal =
+      std::make_unique<AuditSealWatch>(store, *clock, c.policies.audit_verify_interval,
+                                       [](const std::string& line) { spdlog::error("{}", line); });
+  api.SetAuditSealStatus([seal = p->audit_seal.get()] { return seal->Latest(); });
 
   // DESIGN.md rule 8: a commit in a region that does not own the table fences that region and
   // pages, through the `alerts:` routes.
@@ -278,6 +284,7 @@ Status Daemon::Start(std::vector<std::string>* lines) {
   for (const std::string& line : p.drills->ResumeAtStart()) lines->push_back(line);
   p.drill_scheduler->Start();
   p.readiness->Start();
+  p.audit_seal->Start();
   p.running = true;
   return Status::Ok();
 }
@@ -287,6 +294,7 @@ void Daemon::Stop() {
   if (!p.started || p.stopped) return;
   p.stopped = true;
   p.running = false;
+  p.audit_seal->Stop();
   p.drill_scheduler->Stop();
   p.drills->Stop();
   p.readiness->Stop();

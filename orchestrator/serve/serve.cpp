@@ -264,8 +264,8 @@ int CmdServe(const ServeOptions& options) {
   reload_thread.emplace(reloader);
   reloads = &*reload_thread;
   // The one line on stdout: tests and scripts read the bound port from it.
-  std::cout << "icewarden: serving http://" << http->host << ":" << server.port() << " ("
-            << serve_state.description << ")" << std::endl;
+  std::cout << "icewarden: serving " << config.api.tls.scheme() << "://" << http->host << ":"
+            << server.port() << " (" << serve_state.description << ")" << std::endl;
   // systemd (Type=notify): started once the API answers and every failover has resumed.
   if (Status s = NotifySupervisor("READY=1\nSTATUS=serving"); !s.ok())
     spdlog::warn("cannot tell the supervisor the daemon is ready: {}", s.message());
