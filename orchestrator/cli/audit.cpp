@@ -29,7 +29,7 @@ int CmdAuditVerify(const std::string& config_path, const std::string& anchor_tex
     for (const ConfigError& e : load.errors) err << e.ToString() << '\n';
     return kExitUsage;
   }
-  auto store = OpenStateToRead(*load.config, SystemClock());
+  auto store = OpenExistingState(*load.config, SystemClock(), /*read_only=*/true);
   if (!store.ok()) {
     err << "icewarden: " << store.status().message() << '\n';
     return kExitUsage;

@@ -219,10 +219,11 @@ Result<std::optional<ServeState>> OpenServeState(
     const Config& config, const HttpServerOptions& http, std::shared_ptr<Clock> clock,
     LiveView& live, std::function<void(const std::string& why)> on_lost);
 
-// The state record `config` names, opened to read and nothing else (`icewarden audit verify`):
-// the SQLite file must exist (nothing is created); etcd is read without a term, beside the
-// replicas.
-Result<std::unique_ptr<StateStore>> OpenStateToRead(const Config& config,
-                                                    std::shared_ptr<Clock> clock);
+// The state record `config` names, as `icewarden serve` made it, for a process beside the
+// daemon: `icewarden audit verify` (read_only) and a gateway (which appends audit events).
+// The SQLite file must exist (nothing is created, so a gateway started first cannot make an
+// empty record that says no table has an owner); etcd is opened without a term.
+Result<std::unique_ptr<StateStore>> OpenExistingState(const Config& config,
+                                                      std::shared_ptr<Clock> clock, bool read_only);
 
 }  // namespace icewarden

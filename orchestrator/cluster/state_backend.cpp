@@ -27,6 +27,15 @@ std::string HostName() {
   return name;
 }
 
+// The client of the etcd cluster that state.etcd names, with its TLS and credentials.
+std::shared_ptr<EtcdClient> EtcdClientFor(const EtcdStateConfig& e) {
+  return std::make_shared<EtcdClient>(
+      EtcdClientOptions{e.endpoints,
+                        e.timeout,
+                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
+                        {e.auth.username, e.auth.password.value()}});
+}
+
 // Probes every region into `live` and serves the standby answers until Campaign wins (true) or
 // a signal stops the server (false). A replica that wins at once never stands by, nor probes
 // here: its CatalogWatch does.
@@ -76,29 +85,27 @@ Result<bool> StandBy(const HttpServerOptions& http, Leadership& leadership,
 
 }  // namespace
 
-Result<std::unique_ptr<StateStore>> OpenStateToRead(const Config& config,
-                                                    std::shared_ptr<Clock> clock) {
+Result<std::unique_ptr<StateStore>> OpenExistingState(const Config& config,
+                                                      std::shared_ptr<Clock> clock,
+                                                      bool read_only) {
   if (config.state.backend != "etcd") {
-    if (!std::filesystem::exists(config.state.path))
-      return Status::NotFound("state store " + config.state.path + " does not exist");
+    if (!std::filesystem::exists(config.state.path)) {
+      return Status::NotFound("state store " + config.state.path +
+                              " does not exist yet: `icewarden serve` creates it");
+    }
     SqliteStoreOptions options{config.state.path};
-    options.read_only = true;
+    options.read_only = read_only;
     auto store = OpenSqliteStore(options, std::move(clock));
     if (!store.ok())
       return store.status().WithMessage("state store " + config.state.path + ": " +
                                         store.status().message());
     return store;
   }
-  const EtcdStateConfig& e = config.state.etcd;
-  auto etcd = std::make_shared<EtcdClient>(
-      EtcdClientOptions{e.endpoints,
-                        e.timeout,
-                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
-                        {e.auth.username, e.auth.password.value()}});
   EtcdStoreOptions options;
-  options.prefix = e.prefix;
-  options.read_only = true;
-  return OpenEtcdStore(std::move(etcd), options, std::move(clock));
+  options.prefix = config.state.etcd.prefix;
+  options.max_txn_ops = static_cast<std::size_t>(config.state.etcd.max_txn_ops);
+  options.read_only = read_only;
+  return OpenEtcdStore(EtcdClientFor(config.state.etcd), options, std::move(clock));
 }
 
 Result<std::optional<ServeState>> OpenServeState(
@@ -128,11 +135,7 @@ Result<std::optional<ServeState>> OpenServeState(
         "clients to this replica's address: give api.listen (or --listen) a fixed port, or set "
         "state.etcd.advertise to the URL clients reach it at");
   }
-  auto etcd = std::make_shared<EtcdClient>(
-      EtcdClientOptions{e.endpoints,
-                        e.timeout,
-                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
-                        {e.auth.username, e.auth.password.value()}});
+  auto etcd = EtcdClientFor(e);
   // A member that answers but refuses us (wrong password, a user without a role on the
   // prefix, a CA or certificate it does not accept) will refuse every retry too: stop with
   // that, rather than stand by forever. A cluster that does not answer is waited for.

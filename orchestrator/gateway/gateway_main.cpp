@@ -3,11 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/api/http_server.h"
+#include "orchestrator/cluster/cluster.h"
 #include "orchestrator/config/config.h"
 #include "orchestrator/gateway/commit_queue.h"
 #include "orchestrator/gateway/gateway.h"
@@ -16,40 +16,9 @@
 #include "orchestrator/gateway/region_catalogs.h"
 #include "orchestrator/gateway/write_admission.h"
 #include "orchestrator/service/service.h"
-#include "state/etcd_store.h"
-#include "state/sqlite_store.h"
 
 namespace icewarden {
 namespace {
-
-Result<std::unique_ptr<StateStore>> OpenStore(const Config& config) {
-  auto clock = SystemClock();
-  if (config.state.backend != "etcd") {
-    // The orchestrator creates the record; a gateway started first must not make an empty one
-    // that then says no table has an owner.
-    if (!std::filesystem::exists(config.state.path)) {
-      return Status::FailedPrecondition("state store " + config.state.path +
-                                        " does not exist yet: start `icewarden serve` first");
-    }
-    auto store = OpenSqliteStore(SqliteStoreOptions{config.state.path}, clock);
-    if (!store.ok()) {
-      return store.status().WithMessage("state store " + config.state.path + ": " +
-                                        store.status().message());
-    }
-    return store;
-  }
-  const EtcdStateConfig& e = config.state.etcd;
-  auto etcd = std::make_shared<EtcdClient>(
-      EtcdClientOptions{e.endpoints,
-                        e.timeout,
-                        {e.tls.ca_file, e.tls.cert_file, e.tls.key.value()},
-                        {e.auth.username, e.auth.password.value()}});
-  // Unfenced: a gateway writes nothing but audit events, which any replica may append.
-  EtcdStoreOptions options;
-  options.prefix = e.prefix;
-  options.max_txn_ops = static_cast<std::size_t>(e.max_txn_ops);
-  return OpenEtcdStore(std::move(etcd), options, clock);
-}
 
 ApiResponse SpecError(int status, std::string_view, const std::string& message) {
   ApiResponse r;
@@ -125,7 +94,8 @@ int CmdGateway(const GatewayCommandOptions& options) {
   if (gateway.tls.enabled())
     http->tls = HttpServerTls{gateway.tls.cert_file, gateway.tls.key.value(), ""};
 
-  auto store = OpenStore(config);
+  // Unfenced on etcd: a gateway writes nothing but audit events, which any replica may append.
+  auto store = OpenExistingState(config, SystemClock(), /*read_only=*/false);
   if (!store.ok()) {
     std::cerr << "icewarden gateway: " << store.status().message() << '\n';
     return kExitFailed;

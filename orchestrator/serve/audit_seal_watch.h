@@ -35,11 +35,10 @@ class AuditSealWatch {
   void Stop();
   // The latest pass that could read the store; nullopt before the first.
   std::optional<AuditSealStatus> Latest() const;
-  // One pass now, on the caller's thread (what the loop runs).
-  void CheckOnce();
 
  private:
   void Loop();
+  void CheckOnce();  // one pass
 
   StateStore& store_;
   const Clock& clock_;
