@@ -1,11 +1,13 @@
 // RegionCatalogs: how the gateway reaches each region's catalog. One io_context and thread per
-// region runs that region's Beast transport (its TLS options, its pool of kept-alive
-// connections: health/beast_transport.h) and a CatalogClient that reads the region's
-// GET /v1/config with icewarden's own credentials for that region, to learn the region's
-// prefix and base URI (a `uri` override moves it, as for Nessie). Engines' requests are sent
-// with the engines' own headers, credentials included; nothing here adds icewarden's.
+// region runs a CatalogClient that reads the region's GET /v1/config with icewarden's own
+// credentials for that region, to learn the region's prefix and base URI (a `uri` override
+// moves it, as for Nessie). Engines' requests are sent with the engines' own headers,
+// credentials included; nothing here adds icewarden's.
 //
-// Send blocks the calling thread (a gateway server thread) until the exchange ends.
+// Send runs the exchange on the calling thread (a gateway server thread) and returns when it
+// ends: it takes one of the region's lanes (an io_context and a Beast transport with the
+// region's TLS options and its own pool of kept-alive connections, health/beast_transport.h)
+// and runs it itself, so a forward costs no hand-off between threads.
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
