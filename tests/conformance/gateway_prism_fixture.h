@@ -65,7 +65,8 @@ class GatewayPrismTest : public PrismConformanceTest {
                            << kRegion << "]\n"
                            << "    listen: 127.0.0.1:" << gateway_port
                            << "\n    advertise: " << gateway_prism_.url()
-                           << "\n    store_poll: 10ms\n    max_body_bytes: " << kMaxBody << "\n";
+                           << "\n    store_poll: 10ms\n    max_body_bytes: " << kMaxBody
+                           << "\n    forward_timeout: " << forward_timeout_ << "\n";
     gateway_ = std::make_unique<icewarden::testing::Subprocess>(std::vector<std::string>{
         icewarden::testing::IcewardenBinary(), "gateway", "--config", config_, "--name", "gw"});
     auto line = gateway_->ReadLine(15s);
@@ -158,6 +159,7 @@ class GatewayPrismTest : public PrismConformanceTest {
     return j["error"].value("type", "");
   }
 
+  std::string forward_timeout_ = "30s";  // a subclass's constructor may shorten it
   std::unique_ptr<StateStore> store_;
   std::string config_;
   std::unique_ptr<icewarden::testing::Subprocess> gateway_;

@@ -38,6 +38,14 @@
 // - Requirement types in commit bodies are not checked (the schema has no oneOf): every
 //   recorded commit body's requirements are checked against the spec's TableRequirement
 //   schemas here instead (requirement_check.h).
+// - A proxied HEAD whose answer is a JSON error (404) makes Prism parse its empty body and
+//   fail ("FetchError: invalid json response body"): no test sends a HEAD that answers 404.
+// - A status the route does not declare (413: no route has it, nor 4XX/default) is passed
+//   through with one warning line and an sl-violations header; ExpectCleanLog takes the
+//   requests for which that one line is expected (gateway_conformance_test.cpp), and
+//   ErrorModelProblems checks such bodies.
+// PrismProcess and StartPrism serve more than one Prism (gateway_prism_fixture.h starts a
+// second one in front of the gateway).
 #pragma once
 
 #include <gtest/gtest.h>
