@@ -72,4 +72,45 @@ inline std::vector<std::string> RequirementProblems(const YAML::Node& spec,
   return problems;
 }
 
+// Problems of an error answer with `status` against the spec's IcebergErrorResponse (an object
+// with "error" only) and ErrorModel (its required fields, their types, code in its range and
+// equal to the status): for the refusals Prism never sees, because it answers the request
+// itself (a body that is not JSON, a route or method the spec does not have).
+inline std::vector<std::string> ErrorModelProblems(const YAML::Node& spec, const std::string& body,
+                                                   int status) {
+  const YAML::Node schemas = spec["components"]["schemas"];
+  const YAML::Node model = schemas["ErrorModel"];
+  if (!model || !schemas["IcebergErrorResponse"]) return {"the spec has no ErrorModel"};
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) {
+    return {"the body is not an IcebergErrorResponse {\"error\": {...}}: " + body};
+  }
+  std::vector<std::string> problems;
+  if (j.size() != 1) problems.push_back("IcebergErrorResponse has properties besides error");
+  const nlohmann::json& e = j["error"];
+  for (const auto& required : model["required"]) {
+    if (!e.contains(required.as<std::string>())) {
+      problems.push_back("error lacks required " + required.as<std::string>());
+    }
+  }
+  for (const auto& property : model["properties"]) {
+    const std::string name = property.first.as<std::string>();
+    if (!e.contains(name)) continue;
+    std::string problem = PropertyProblem("error." + name, e[name], property.second);
+    if (!problem.empty()) problems.push_back(problem);
+  }
+  if (e.contains("code") && e["code"].is_number_integer()) {
+    const int code = e["code"].get<int>();
+    if (code < model["properties"]["code"]["minimum"].as<int>() ||
+        code > model["properties"]["code"]["maximum"].as<int>()) {
+      problems.push_back("error.code " + std::to_string(code) + " is out of the spec's range");
+    }
+    if (code != status) {
+      problems.push_back("error.code " + std::to_string(code) + " is not the status " +
+                         std::to_string(status));
+    }
+  }
+  return problems;
+}
+
 }  // namespace icewarden::conformance
