@@ -17,6 +17,7 @@
 #include "state/drill_store.h"
 #include "state/etcd_records.h"
 #include "state/etcd_store.h"
+#include "state/etcd_watch.h"
 #include "state/pause_store.h"
 #include "state/store_checks.h"
 
@@ -68,6 +69,11 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
   // Two of a txn's operations are the audit event and its counter.
   std::size_t MaxOwnershipBatch() const override { return options_.max_txn_ops - 2; }
 
+  // The watch's revision (etcd_watch.h) while it can vouch for it; it starts on first use.
+  std::optional<std::int64_t> OwnershipRevision() override;
+  StoreChange WaitForChange(std::optional<std::int64_t> since,
+                            std::chrono::milliseconds max_wait) override;
+
   // Reads the audit counter (and so checks that etcd answers).
   Status Start();
 
@@ -116,6 +122,11 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
     std::string head_sha256{};      // the seal of event `seq` ("" before the seal existed)
   };
   std::optional<Counter> counter_;  // unset: read it before the next audited write
+  // Started by the first OwnershipRevision or WaitForChange: the daemon never asks, so only
+  // readers that keep a picture of the store (the gateway) hold a stream open.
+  EtcdWatch& Watch();
+  std::once_flag watch_once_;
+  std::unique_ptr<EtcdWatch> watch_;
 };
 
 // The decimal digits of n, zero-padded to 20: keys in numeric order.
