@@ -107,7 +107,10 @@ struct EtcdWatch::Stream {
       bool refused = false;
       auto n = conn.ReadSome(static_cast<char*>(space.data()), space.size(), deadline, refused);
       if (!n.ok()) {
-        if (!refused && WatchClock::now() >= deadline) return std::optional<std::string>();
+        // The connection waits in whole milliseconds, so its "timed out" may come a fraction
+        // of one before the deadline.
+        if (!refused && WatchClock::now() + std::chrono::milliseconds(2) >= deadline)
+          return std::optional<std::string>();
         return n.status();
       }
       if (*n == 0) return Status::Unavailable("etcd " + authority + ": the watch stream closed");

@@ -143,11 +143,12 @@ TEST(EtcdWatchTest, AStartRevisionCompactedAwayMakesTheWatchStartOverAtTheStores
   ASSERT_TRUE(WatchReaches(watch, [](const EtcdWatch::State& s) {
     return s.healthy && s.resyncs == 1;
   })) << watch.Current().why;
-  EXPECT_GE(watch.Current().revision, last);
+  const std::int64_t resynced = watch.Current().revision;
+  EXPECT_GE(resynced, last);
   // And it watches on from there.
   auto put = etcd.Put("/watched/failovers/f", "after");
   ASSERT_TRUE(put.ok());
-  EXPECT_EQ(NextRevision(watch, watch.Current().revision), *put);
+  EXPECT_EQ(NextRevision(watch, resynced), *put);
 }
 
 TEST(EtcdWatchTest, AMemberWithoutQuorumIsReportedUnreadable) {

@@ -77,9 +77,9 @@ TEST_F(GatewayOnEtcdTest, AFailoverEnteringFencingIsLearnedThroughTheWatchNotThe
   // The next poll is a minute away: only the watch can close the scope now.
   auto refused = RefusedVia(gw, "sales", "orders");
   ASSERT_TRUE(refused) << "the gateway did not learn of fencing within 10 s (store_poll 60s)";
-  EXPECT_EQ((**refused)->get_header_value("Retry-After"), "1");
-  EXPECT_NE(Error(**refused)["message"].get<std::string>().find("fo-1"), std::string::npos)
-      << (**refused)->body;
+  EXPECT_EQ((*refused)->get_header_value("Retry-After"), "1");
+  EXPECT_NE(Error(*refused)["message"].get<std::string>().find("fo-1"), std::string::npos)
+      << (*refused)->body;
   auto closure = To(gw)->Get("/icewarden/v1/closures/fo-1");
   ASSERT_TRUE(closure);
   json c = json::parse(closure->body);
