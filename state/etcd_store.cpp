@@ -516,12 +516,17 @@ EtcdWatch& EtcdStore::Watch() {
     o.prefix = options_.prefix;
     watch_ = std::make_unique<EtcdWatch>(std::move(o));
     watch_->Start();
+    watching_.store(true);
   });
   return *watch_;
 }
 
 // Not under mu_: a wait must not hold up the store's other calls.
+// Only for a caller that also waits (the gateway): the watch learns of a write a moment after it
+// returns, so a writer that asked right after its own write (the daemon's scope listing) could
+// be told "unchanged". A store nobody waits on says nullopt, as before: list again.
 std::optional<std::int64_t> EtcdStore::OwnershipRevision() {
+  if (!watching_.load()) return std::nullopt;
   const EtcdWatch::State state = Watch().Current();
   if (!state.healthy) return std::nullopt;
   return state.revision;
