@@ -15,6 +15,7 @@
 #include "tests/etcd/etcd_member.h"
 #include "tests/fakes/etcd_admin.h"
 #include "tests/fakes/test_paths.h"
+#include "tests/fakes/test_pki.h"
 
 namespace icewarden::testing {
 namespace {
@@ -168,6 +169,36 @@ TEST(EtcdWatchTest, AMemberWithoutQuorumIsReportedUnreadable) {
     cluster.Signal(2, SIGCONT);
     EXPECT_TRUE(lost) << "a member without quorum was trusted";
     EXPECT_TRUE(WatchReaches(watch, Healthy, 20s)) << watch.Current().why;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(EtcdWatchTest, WatchesOverTlsWithAClientCertificateAndAUsersToken) {
+  if (!HaveOpenSslCli()) GTEST_SKIP() << "openssl CLI is not installed";
+  const std::string dir = MakeTempDir("etcd-watch-tls");
+  {
+    EtcdTestPki pki;
+    std::string e;
+    ASSERT_TRUE(MakeEtcdTestPki(dir, &pki, &e)) << e;
+    const EtcdMemberTls tls{pki.member.cert, pki.member.key, pki.ca.cert};
+    EtcdMember member({"--auth-token", "simple"}, &tls);
+    const EtcdTlsOptions client_tls{pki.ca.cert, pki.client.cert, ReadTestFile(pki.client.key)};
+    ASSERT_TRUE(member.WaitReady(client_tls));
+    ASSERT_TRUE(EtcdAdmin(member.url(), {pki.client.cert, pki.client.key})
+                    .EnableAuth("root-pw", "icewarden", "icewarden-pw", &e))
+        << e;
+    const EtcdClientOptions options({member.url()}, 2s, client_tls, {"icewarden", "icewarden-pw"});
+    EtcdWatchOptions watched;
+    watched.client = options;
+    watched.prefix = "/watched/";
+    EtcdWatch watch(watched);
+    watch.Start();
+    ASSERT_TRUE(WatchReaches(watch, Healthy)) << watch.Current().why;
+    const std::int64_t start = watch.Current().revision;
+    EtcdClient etcd(options);
+    auto put = etcd.Put("/watched/regions/us", "1");
+    ASSERT_TRUE(put.ok()) << put.status().message();
+    EXPECT_EQ(NextRevision(watch, start), *put);
   }
   std::filesystem::remove_all(dir);
 }
