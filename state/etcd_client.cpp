@@ -426,6 +426,20 @@ std::string EtcdClient::PrefixEnd(std::string_view prefix) {
   return std::string(1, '\0');  // every key
 }
 
+const EtcdClientOptions& EtcdClient::options() const { return impl_->options; }
+
+Result<std::string> EtcdClient::AuthToken(bool fresh) {
+  Impl& i = *impl_;
+  std::lock_guard lock(i.mu);
+  if (!i.setup_error.ok()) return i.setup_error;
+  if (i.endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints configured");
+  if (i.options.auth.username.empty()) return std::string();
+  if ((i.token.empty() && !i.auth_off) || fresh) {
+    if (Status s = i.Authenticate(Steady::now() + i.options.timeout); !s.ok()) return s;
+  }
+  return i.token;
+}
+
 Result<EtcdRange> EtcdClient::Range(std::string_view key, std::string_view range_end,
                                     std::int64_t limit) {
   auto r = impl_->Call("/v3/kv/range", RangeBody(key, range_end, limit), true);

@@ -144,6 +144,12 @@ class EtcdClient {
   Result<std::int64_t> LeaseKeepAlive(std::int64_t id);
   Status LeaseRevoke(std::int64_t id);
 
+  // The token this client sends with each request, asking for one first when it has none (or
+  // `fresh`): "" when the options name no user or the cluster has auth off. For a stream of
+  // its own (etcd_watch.h) that must carry the same credentials.
+  Result<std::string> AuthToken(bool fresh);
+  const EtcdClientOptions& options() const;
+
   // The range_end that makes [prefix, end) every key starting with `prefix`.
   static std::string PrefixEnd(std::string_view prefix);
 

@@ -5,6 +5,7 @@
 // Thread-safety: every public method takes mu_; private methods expect it held.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "state/drill_store.h"
 #include "state/etcd_records.h"
 #include "state/etcd_store.h"
+#include "state/etcd_watch.h"
 #include "state/pause_store.h"
 #include "state/store_checks.h"
 
@@ -68,6 +70,11 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
   // Two of a txn's operations are the audit event and its counter.
   std::size_t MaxOwnershipBatch() const override { return options_.max_txn_ops - 2; }
 
+  // The watch's revision (etcd_watch.h) while it can vouch for it, once a caller waits on it.
+  std::optional<std::int64_t> OwnershipRevision() override;
+  StoreChange WaitForChange(std::optional<std::int64_t> since,
+                            std::chrono::milliseconds max_wait) override;
+
   // Reads the audit counter (and so checks that etcd answers).
   Status Start();
 
@@ -116,6 +123,12 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
     std::string head_sha256{};      // the seal of event `seq` ("" before the seal existed)
   };
   std::optional<Counter> counter_;  // unset: read it before the next audited write
+  // Started by the first WaitForChange: only readers that keep a picture of the store (the
+  // gateway) hold a stream open; the daemon never waits.
+  EtcdWatch& Watch();
+  std::once_flag watch_once_;
+  std::unique_ptr<EtcdWatch> watch_;
+  std::atomic<bool> watching_{false};  // WaitForChange was called: watch_ is there
 };
 
 // The decimal digits of n, zero-padded to 20: keys in numeric order.

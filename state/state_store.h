@@ -21,6 +21,7 @@
 // between threads.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,18 @@ struct OwnershipQuery {
   // Resume after this table (exclusive), in (namespace, name) order; for paging.
   std::optional<TableIdent> after{};
   std::size_t limit = 1000;  // at most this many rows; 0 means no limit
+};
+
+// What StateStore::WaitForChange saw.
+struct StoreChange {
+  enum class Kind {
+    kCannotWait,  // this store cannot wait for a change (it returned at once): poll it
+    kChanged,     // OwnershipRevision() differs from `since` now: read again
+    kQuiet,       // max_wait passed with no change
+    kUnreadable,  // the store cannot be vouched for now (why says why): refuse, do not guess
+  };
+  Kind kind = Kind::kCannotWait;
+  std::string why{};
 };
 
 struct AuditQuery {
@@ -122,6 +135,16 @@ class StateStore {
   // (for callers that keep a listing and re-read only after a change); nullopt: this store
   // cannot tell cheaply, so list again.
   virtual std::optional<std::int64_t> OwnershipRevision() { return std::nullopt; }
+  // Waits up to max_wait for OwnershipRevision() to differ from `since` (nullopt: the caller
+  // has no revision, so any known revision is a change). A store that learns of changes as
+  // they happen (etcd, by a watch) says so when they do; kUnreadable comes at once when
+  // `since` is set and the store can no longer vouch for it. The default cannot wait.
+  virtual StoreChange WaitForChange(std::optional<std::int64_t> since,
+                                    std::chrono::milliseconds max_wait) {
+    (void)since;
+    (void)max_wait;
+    return {};
+  }
 };
 
 }  // namespace icewarden

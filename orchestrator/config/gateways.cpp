@@ -134,7 +134,9 @@ std::vector<GatewayConfig> ReadGateways(const YamlValue& value,
     }
     ReadWithin(*map, "queue_per_table", &gateway.queue_per_table, 1, 1024);
     ReadWithin(*map, "forward_timeout", &gateway.forward_timeout, 100ms, 10min);
-    ReadWithin(*map, "store_poll", &gateway.store_poll, 5ms, 1s);
+    // Up to a minute: on etcd the watch reports changes and the poll only spaces the reads made
+    // before the watch is up; on SQLite a long poll is slow to close a scope (docs/gateway.md).
+    ReadWithin(*map, "store_poll", &gateway.store_poll, 5ms, 60s);
     gateways.push_back(std::move(gateway));
   }
   return gateways;

@@ -93,15 +93,60 @@ StoreWatch::~StoreWatch() { Stop(); }
 
 void StoreWatch::Start() {
   PollOnce();
-  thread_ = std::thread([this] {
-    std::unique_lock lock(stop_mu_);
-    while (!stopping_) {
-      if (stop_cv_.wait_for(lock, poll_, [this] { return stopping_; })) break;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+bool StoreWatch::StopRequested() {
+  std::lock_guard lock(stop_mu_);
+  return stopping_;
+}
+
+void StoreWatch::Loop() {
+  using Clock = std::chrono::steady_clock;
+  // A store's wait is asked for in slices, so that Stop is noticed soon even with a long poll.
+  constexpr std::chrono::milliseconds kSlice{100};
+  auto next_poll = Clock::now() + poll_;
+  auto failed_at = Clock::time_point();
+  while (!StopRequested()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_poll - Clock::now());
+    const auto slice = std::clamp(left, std::chrono::milliseconds(0), kSlice);
+    const StoreChange change =
+        store_.WaitForChange(last_ok_ ? last_revision_ : std::nullopt, slice);
+    if (change.kind == StoreChange::Kind::kCannotWait) {
+      // SQLite: poll on our own schedule.
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_until(lock, next_poll, [this] { return stopping_; })) break;
       lock.unlock();
       PollOnce();
-      lock.lock();
+      next_poll = Clock::now() + poll_;
+      continue;
     }
-  });
+    if (StopRequested()) break;
+    if (change.kind == StoreChange::Kind::kUnreadable) {
+      // The snapshot rests on the watch's revision, and the watch can no longer vouch for it:
+      // refuse every write now rather than at the next failed read. (Before the watch was ever
+      // up, the snapshot rests on reads alone and the poll below decides.)
+      if (last_ok_ && last_revision_) {
+        StoreSnapshot next;
+        next.refreshes = ++refreshes_;
+        next.readable = false;
+        next.error = change.why;
+        last_ok_ = false;
+        admission_.Publish(std::move(next));
+      }
+      if (Clock::now() < next_poll) continue;
+    } else if (change.kind != StoreChange::Kind::kChanged && Clock::now() < next_poll) {
+      continue;
+    } else if (!last_ok_ && Clock::now() < failed_at + kSlice) {
+      // The watch is up but the last read failed: read again, but not in a tight loop.
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_until(lock, failed_at + kSlice, [this] { return stopping_; })) break;
+    }
+    PollOnce();
+    if (!last_ok_) failed_at = Clock::now();
+    next_poll = Clock::now() + poll_;
+  }
 }
 
 void StoreWatch::Stop() {
@@ -132,7 +177,7 @@ void StoreWatch::PollOnce() {
     next.regions = std::move(regions).value();
     next.active = std::move(active).value();
     last_ok_ = true;
-    last_revision_ = revision;
+    last_revision_ = revision;  // nullopt: the store cannot say, so the next poll reads again
   }
   admission_.Publish(std::move(next));
 }

@@ -6,8 +6,11 @@
 // and Closure() can say "closed, nothing in flight" only when nothing more can reach the old
 // owner through this gateway: the confirmation the gateway.fence action waits for.
 //
-// StoreWatch polls the store (SQLite: the database's data version, a read of no rows; etcd: a
-// read of regions and active failovers every poll) and publishes each change here.
+// StoreWatch keeps the snapshot current. On SQLite it polls the database's data version (a
+// read of no rows) every store_poll and reads again after a change; on etcd it waits on the
+// store's watch (StateStore::WaitForChange, state/etcd_watch.h), so a change is read as soon as
+// etcd applies it, and the store is published unreadable (every write refused) as soon as the
+// watch cannot vouch for it; store_poll then only spaces the reads made before the watch is up.
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
@@ -64,7 +67,7 @@ class WriteAdmission {
   std::map<std::uint64_t, std::vector<TableRecord>> in_flight_;
 };
 
-// Polls `store` every `poll` on a thread of its own and publishes to `admission`.
+// Watches `store` on a thread of its own (or polls it every `poll`) and publishes to `admission`.
 class StoreWatch {
  public:
   StoreWatch(StateStore& store, WriteAdmission& admission, std::chrono::milliseconds poll);
@@ -79,6 +82,8 @@ class StoreWatch {
   void PollOnce();
 
  private:
+  void Loop();
+  bool StopRequested();
   StateStore& store_;
   WriteAdmission& admission_;
   const std::chrono::milliseconds poll_;

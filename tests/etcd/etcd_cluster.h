@@ -63,6 +63,8 @@ class EtcdCluster {
     return false;
   }
   const std::vector<std::string>& endpoints() const { return endpoints_; }
+  // SIGSTOP silences member i (its connections stay open); SIGCONT brings it back.
+  void Signal(std::size_t i, int sig) { members_.at(i)->Signal(sig); }
 
  private:
   std::vector<std::string> endpoints_;

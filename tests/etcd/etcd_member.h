@@ -90,6 +90,7 @@ class EtcdMember {
         argv.insert(argv.end(), {"--client-cert-auth", "--trusted-ca-file", tls->client_ca_file});
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
+    argv_ = argv;
     process_ = std::make_unique<Subprocess>(std::move(argv));
   }
   ~EtcdMember() {
@@ -98,6 +99,13 @@ class EtcdMember {
     std::filesystem::remove_all(dir_, ec);
   }
   const std::string& url() const { return url_; }
+  // SIGKILL (and reap), then the same member again on its ports and data, as a crash and a
+  // restart by its supervisor would.
+  void Kill() { process_.reset(); }
+  void Restart() {
+    process_.reset();
+    process_ = std::make_unique<Subprocess>(argv_);
+  }
   // SIGSTOP makes the member a silent one: connections open, requests never answered.
   void Signal(int sig) { process_->Signal(sig); }
   // True once the member answers a read (over TLS with `tls`).
@@ -113,6 +121,7 @@ class EtcdMember {
  private:
   std::filesystem::path dir_;
   std::string url_;
+  std::vector<std::string> argv_;
   std::unique_ptr<Subprocess> process_;
 };
 

@@ -42,7 +42,7 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr int kTtlSeconds = 2;
+constexpr int kSkewTtlSeconds = 2;
 constexpr const char* kLibFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 constexpr const char* kDeadCatalog = "http://127.0.0.1:9/catalog";
 
@@ -133,7 +133,7 @@ state:
   backend: etcd
   etcd:
     endpoints: [)" << etcd_.url()
-                          << "]\n    leader_ttl: " << kTtlSeconds << "s\n    replica: " << name
+                          << "]\n    leader_ttl: " << kSkewTtlSeconds << "s\n    replica: " << name
                           << R"(
     replicas: [replica-a, replica-b, replica-c]
 policies:
@@ -234,7 +234,7 @@ failovers:
 
   // Waits up to 10 TTLs for a leader key of another term than `old`; the key then.
   std::pair<std::int64_t, std::string> NextTerm(std::int64_t old) {
-    const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(kTtlSeconds * 10);
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(kSkewTtlSeconds * 10);
     while (std::chrono::steady_clock::now() < stop) {
       auto key = LeaderKey();
       if (key.first != 0 && key.first != old) return key;
@@ -283,7 +283,7 @@ failovers:
     const std::int64_t term = StartThree(skews, {kDeadCatalog, kDeadCatalog, kDeadCatalog}, eu);
     if (term == 0) return 0;
     ExpectEveryViewCountsEverywhere();
-    EXPECT_TRUE(TermHolds(term, std::chrono::seconds(kTtlSeconds * 4)))
+    EXPECT_TRUE(TermHolds(term, std::chrono::seconds(kSkewTtlSeconds * 4)))
         << "the leader key changed hands while its holder lived";
     EXPECT_EQ(Call("replica-b", "GET", "/api/v1/cluster")["role"], "standby");
     EXPECT_EQ(Call("replica-c", "GET", "/api/v1/cluster")["role"], "standby");

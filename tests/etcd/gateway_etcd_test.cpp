@@ -1,0 +1,131 @@
+// The gateway on an etcd state store: it learns a failover entering fencing from the store's
+// watch (its poll is set to a minute, so nothing else can explain a refusal within seconds), and
+// while etcd is down it refuses every commit with 503 and Retry-After instead of guessing.
+#include <gtest/gtest.h>
+
+#include "state/etcd_store.h"
+#include "tests/etcd/etcd_member.h"
+#include "tests/gateway/gateway_fixture.h"
+
+namespace icewarden::lab::testing {
+namespace {
+
+class GatewayOnEtcdTest : public GatewayTest {
+ protected:
+  void SetUp() override {
+    LabTest::SetUp();
+    if (HasFatalFailure()) return;
+    etcd_ = std::make_unique<icewarden::testing::EtcdMember>();
+    ASSERT_TRUE(etcd_->WaitReady()) << "etcd did not start";
+    auto store = OpenEtcdStore(std::make_shared<EtcdClient>(EtcdClientOptions{{etcd_->url()}}),
+                               EtcdStoreOptions{}, SystemClock());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(store).value();
+    for (auto [ns, t] :
+         {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
+      ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
+    }
+    Claim("sales.orders", kUs);
+    Claim("clickstream.events", kUs);
+    Claim("eu.orders", kEu);
+    config_ = options_.data_dir + "/icewarden.yaml";
+    // store_poll a minute: a change seen within seconds came through the watch.
+    std::ofstream(config_) << "state:\n  backend: etcd\n  etcd:\n    endpoints: [" << etcd_->url()
+                           << "]\n"
+                           << "regions:\n"
+                           << "  - name: us-east-1\n    catalog_uri: " << lab_->region_url(kUs)
+                           << "\n    warehouse: lab\n"
+                           << "  - name: eu-central-1\n    catalog_uri: " << lab_->region_url(kEu)
+                           << "\n    warehouse: lab\n"
+                           << "ownership:\n  default_owner: us-east-1\n"
+                           << "  rules:\n    - {match: \"eu.*\", owner: eu-central-1}\n"
+                           << "gateways:\n"
+                           << "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
+                           << "    store_poll: 60s\n";
+  }
+  void TearDown() override {
+    GatewayTest::TearDown();
+    etcd_.reset();
+  }
+
+  // A commit through `gw` until it is refused with 503 (bounded); the refusal.
+  std::optional<httplib::Result> RefusedVia(const std::string& gw, const std::string& ns,
+                                            const std::string& table) {
+    std::optional<httplib::Result> refused;
+    const bool seen = Eventually(
+        [&] {
+          refused.emplace(AppendVia(gw, ns, table));
+          return *refused && (*refused)->status == 503;
+        },
+        10s);
+    if (!seen) return std::nullopt;
+    return refused;
+  }
+
+  std::unique_ptr<icewarden::testing::EtcdMember> etcd_;
+};
+
+TEST_F(GatewayOnEtcdTest, AFailoverEnteringFencingIsLearnedThroughTheWatchNotThePoll) {
+  const std::string gw = StartGateway("gw-us");
+  lab_->PauseReplication();
+  PutFailover("fo-1", FailoverPhase::kApproved);
+  auto before = AppendVia(gw, "sales", "orders");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->status, 200) << "approved does not close yet: " << before->body;
+
+  PutFailover("fo-1", FailoverPhase::kFencing);
+  // The next poll is a minute away: only the watch can close the scope now.
+  auto refused = RefusedVia(gw, "sales", "orders");
+  ASSERT_TRUE(refused) << "the gateway did not learn of fencing within 10 s (store_poll 60s)";
+  EXPECT_EQ((*refused)->get_header_value("Retry-After"), "1");
+  EXPECT_NE(Error(*refused)["message"].get<std::string>().find("fo-1"), std::string::npos)
+      << (*refused)->body;
+  auto closure = To(gw)->Get("/icewarden/v1/closures/fo-1");
+  ASSERT_TRUE(closure);
+  json c = json::parse(closure->body);
+  EXPECT_EQ(c["confirmed"], true) << c.dump();
+  EXPECT_EQ(AppendVia(gw, "eu", "orders")->status, 200) << "outside the scope: still open";
+}
+
+TEST_F(GatewayOnEtcdTest, WhileEtcdIsDownEveryCommitIsRefusedWithRetryAfter) {
+  const std::string gw = StartGateway("gw-us");
+  auto open = AppendVia(gw, "eu", "orders");
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->status, 200) << open->body;
+  // The table's metadata now, so that the commits below need no load through the gateway.
+  auto loaded = To(gw)->Get(TablePath("eu", "orders"));
+  ASSERT_TRUE(loaded && loaded->status == 200);
+  const json metadata = json::parse(loaded->body)["metadata"];
+  auto commit = [&] {
+    return To(gw)->Post(TablePath("eu", "orders"),
+                        AppendCommit(metadata, "gateway-test", SystemNowMs()).dump(),
+                        "application/json");
+  };
+
+  etcd_->Kill();
+  // eu.orders is in nobody's failover: only the unreadable store can refuse it.
+  std::optional<httplib::Result> refused;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        refused.emplace(commit());
+        return *refused && (*refused)->status == 503;
+      },
+      10s))
+      << "the gateway kept admitting commits with etcd down";
+  EXPECT_EQ((*refused)->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(Snapshots(kEu, "eu", "orders"), metadata["snapshots"].size())
+      << "nothing reached the catalog";
+
+  etcd_->Restart();
+  ASSERT_TRUE(etcd_->WaitReady());
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto r = AppendVia(gw, "eu", "orders");
+        return r && r->status == 200;
+      },
+      10s))
+      << "etcd is back, and the watch with it: the gateway admits again";
+}
+
+}  // namespace
+}  // namespace icewarden::lab::testing
