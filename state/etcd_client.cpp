@@ -8,17 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "state/etcd_connection.h"
+#include "state/etcd_json.h"
 
 namespace icewarden {
-namespace {
 
-namespace http = boost::beast::http;
-using nlohmann::json;
-using Steady = std::chrono::steady_clock;
-
-constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string Base64(std::string_view in) {
+std::string EtcdBase64(std::string_view in) {
+  static constexpr char kBase64Alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;
@@ -26,18 +22,38 @@ std::string Base64(std::string_view in) {
     const unsigned v = static_cast<unsigned char>(in[i]) << 16 |
                        static_cast<unsigned char>(in[i + 1]) << 8 |
                        static_cast<unsigned char>(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kBase64[(v >> s) & 63]);
+    for (int s = 18; s >= 0; s -= 6) out.push_back(kBase64Alphabet[(v >> s) & 63]);
   }
   if (i < in.size()) {
     unsigned v = static_cast<unsigned char>(in[i]) << 16;
     if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(kBase64[(v >> 18) & 63]);
-    out.push_back(kBase64[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kBase64[(v >> 6) & 63] : '=');
+    out.push_back(kBase64Alphabet[(v >> 18) & 63]);
+    out.push_back(kBase64Alphabet[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? kBase64Alphabet[(v >> 6) & 63] : '=');
     out.push_back('=');
   }
   return out;
 }
+
+std::int64_t EtcdJsonInt(const nlohmann::json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return 0;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_string()) {
+    try {
+      return std::stoll(it->get<std::string>());
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+namespace {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+using Steady = std::chrono::steady_clock;
 
 std::optional<std::string> Unbase64(std::string_view in) {
   auto value = [](char c) -> int {
@@ -72,21 +88,6 @@ std::optional<std::string> Unbase64(std::string_view in) {
   return out;
 }
 
-// proto3 JSON: int64 as a string, absent at its default (0).
-std::int64_t Int(const json& j, const char* name) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return 0;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_string()) {
-    try {
-      return std::stoll(it->get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return 0;
-}
-
 std::string Bytes(const json& j, const char* name) {
   auto it = j.find(name);
   if (it == j.end() || !it->is_string()) return "";
@@ -95,18 +96,18 @@ std::string Bytes(const json& j, const char* name) {
 
 EtcdRange ReadRange(const json& r) {
   EtcdRange out;
-  out.revision = Int(r.value("header", json::object()), "revision");
-  out.count = Int(r, "count");
+  out.revision = EtcdJsonInt(r.value("header", json::object()), "revision");
+  out.count = EtcdJsonInt(r, "count");
   out.more = r.value("more", false);
   if (auto kvs = r.find("kvs"); kvs != r.end() && kvs->is_array()) {
     for (const json& kv : *kvs) {
       EtcdKeyValue e;
       e.key = Bytes(kv, "key");
       e.value = Bytes(kv, "value");
-      e.create_revision = Int(kv, "create_revision");
-      e.mod_revision = Int(kv, "mod_revision");
-      e.version = Int(kv, "version");
-      e.lease = Int(kv, "lease");
+      e.create_revision = EtcdJsonInt(kv, "create_revision");
+      e.mod_revision = EtcdJsonInt(kv, "mod_revision");
+      e.version = EtcdJsonInt(kv, "version");
+      e.lease = EtcdJsonInt(kv, "lease");
       out.kvs.push_back(std::move(e));
     }
   }
@@ -114,8 +115,8 @@ EtcdRange ReadRange(const json& r) {
 }
 
 json RangeBody(std::string_view key, std::string_view range_end, std::int64_t limit) {
-  json body{{"key", Base64(key)}};
-  if (!range_end.empty()) body["range_end"] = Base64(range_end);
+  json body{{"key", EtcdBase64(key)}};
+  if (!range_end.empty()) body["range_end"] = EtcdBase64(range_end);
   if (limit > 0) body["limit"] = std::to_string(limit);
   return body;
 }
@@ -123,15 +124,15 @@ json RangeBody(std::string_view key, std::string_view range_end, std::int64_t li
 json OpJson(const EtcdOp& op) {
   switch (op.kind) {
     case EtcdOp::Kind::kPut: {
-      json put{{"key", Base64(op.key)}, {"value", Base64(op.value)}};
+      json put{{"key", EtcdBase64(op.key)}, {"value", EtcdBase64(op.value)}};
       if (op.lease != 0) put["lease"] = std::to_string(op.lease);
       return {{"request_put", put}};
     }
     case EtcdOp::Kind::kRange:
       return {{"request_range", RangeBody(op.key, op.range_end, 0)}};
     case EtcdOp::Kind::kDelete: {
-      json del{{"key", Base64(op.key)}};
-      if (!op.range_end.empty()) del["range_end"] = Base64(op.range_end);
+      json del{{"key", EtcdBase64(op.key)}};
+      if (!op.range_end.empty()) del["range_end"] = EtcdBase64(op.range_end);
       return {{"request_delete_range", del}};
     }
   }
@@ -141,7 +142,7 @@ json OpJson(const EtcdOp& op) {
 json CompareJson(const EtcdCompare& c) {
   static const char* kTargets[] = {"VERSION", "CREATE", "MOD", "VALUE", "LEASE"};
   static const char* kResults[] = {"EQUAL", "GREATER", "LESS", "NOT_EQUAL"};
-  json out{{"key", Base64(c.key)},
+  json out{{"key", EtcdBase64(c.key)},
            {"target", kTargets[static_cast<int>(c.target)]},
            {"result", kResults[static_cast<int>(c.result)]}};
   switch (c.target) {
@@ -155,7 +156,7 @@ json CompareJson(const EtcdCompare& c) {
       out["mod_revision"] = std::to_string(c.number);
       break;
     case EtcdCompare::Target::kValue:
-      out["value"] = Base64(c.value);
+      out["value"] = EtcdBase64(c.value);
       break;
     case EtcdCompare::Target::kLease:
       out["lease"] = std::to_string(c.number);
@@ -176,8 +177,8 @@ Status GatewayError(const std::string& where, int http_status, const json& body,
       message = nested["message"].get<std::string>();
     else if (nested.contains("error") && nested["error"].is_string())
       message = nested["error"].get<std::string>();
-    code = static_cast<int>(nested.contains("grpc_code") ? Int(nested, "grpc_code")
-                                                         : Int(nested, "code"));
+    code = static_cast<int>(nested.contains("grpc_code") ? EtcdJsonInt(nested, "grpc_code")
+                                                         : EtcdJsonInt(nested, "code"));
   }
   std::string text = "etcd " + where + ": ";
   if (message.empty()) {
@@ -449,19 +450,19 @@ Result<EtcdRange> EtcdClient::Range(std::string_view key, std::string_view range
 
 Result<std::int64_t> EtcdClient::Put(std::string_view key, std::string_view value,
                                      std::int64_t lease) {
-  json body{{"key", Base64(key)}, {"value", Base64(value)}};
+  json body{{"key", EtcdBase64(key)}, {"value", EtcdBase64(value)}};
   if (lease != 0) body["lease"] = std::to_string(lease);
   auto r = impl_->Call("/v3/kv/put", body, false);
   if (!r.ok()) return r.status();
-  return Int(r->value("header", json::object()), "revision");
+  return EtcdJsonInt(r->value("header", json::object()), "revision");
 }
 
 Result<std::int64_t> EtcdClient::DeleteRange(std::string_view key, std::string_view range_end) {
-  json body{{"key", Base64(key)}};
-  if (!range_end.empty()) body["range_end"] = Base64(range_end);
+  json body{{"key", EtcdBase64(key)}};
+  if (!range_end.empty()) body["range_end"] = EtcdBase64(range_end);
   auto r = impl_->Call("/v3/kv/deleterange", body, false);
   if (!r.ok()) return r.status();
-  return Int(*r, "deleted");
+  return EtcdJsonInt(*r, "deleted");
 }
 
 Result<EtcdTxnResult> EtcdClient::Txn(const std::vector<EtcdCompare>& compare,
@@ -475,7 +476,7 @@ Result<EtcdTxnResult> EtcdClient::Txn(const std::vector<EtcdCompare>& compare,
   if (!r.ok()) return r.status();
   EtcdTxnResult out;
   out.succeeded = r->value("succeeded", false);  // absent when false (proto3)
-  out.revision = Int(r->value("header", json::object()), "revision");
+  out.revision = EtcdJsonInt(r->value("header", json::object()), "revision");
   if (auto responses = r->find("responses"); responses != r->end() && responses->is_array()) {
     for (const json& one : *responses) {
       if (auto range = one.find("response_range"); range != one.end())
@@ -488,7 +489,7 @@ Result<EtcdTxnResult> EtcdClient::Txn(const std::vector<EtcdCompare>& compare,
 Result<EtcdLease> EtcdClient::LeaseGrant(std::chrono::seconds ttl) {
   auto r = impl_->Call("/v3/lease/grant", json{{"TTL", std::to_string(ttl.count())}}, false);
   if (!r.ok()) return r.status();
-  return EtcdLease{Int(*r, "ID"), Int(*r, "TTL")};
+  return EtcdLease{EtcdJsonInt(*r, "ID"), EtcdJsonInt(*r, "TTL")};
 }
 
 Result<std::int64_t> EtcdClient::LeaseKeepAlive(std::int64_t id) {
@@ -496,7 +497,7 @@ Result<std::int64_t> EtcdClient::LeaseKeepAlive(std::int64_t id) {
   if (!r.ok()) return r.status();
   // The gateway streams: {"result": {"ID", "TTL"}}; an expired lease has no TTL.
   const json result = r->value("result", *r);
-  const std::int64_t ttl = Int(result, "TTL");
+  const std::int64_t ttl = EtcdJsonInt(result, "TTL");
   if (ttl <= 0) return Status::NotFound("etcd lease " + std::to_string(id) + " has expired");
   return ttl;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "state/etcd_connection.h"
+#include "state/etcd_json.h"
 
 namespace icewarden {
 namespace {
@@ -22,41 +23,11 @@ using WatchClock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kWatchSlice{100};
 // Between two attempts to open a stream, so a member that refuses at once is not hammered.
 constexpr std::chrono::milliseconds kWatchBackoff{50};
-
-std::string WatchBase64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = static_cast<unsigned char>(in[i]) << 16 |
-                       static_cast<unsigned char>(in[i + 1]) << 8 |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-// proto3 JSON: an int64 is a string, and absent at 0.
-std::int64_t WatchInt(const json& j, const char* name) {
-  auto it = j.find(name);
-  if (it == j.end()) return 0;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (!it->is_string()) return 0;
-  try {
-    return std::stoll(it->get<std::string>());
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
+// The longest line (one watch response) taken from a member. etcd answers one revision's events
+// in a message, and a revision is one request, which etcd caps at 1.5 MiB by default
+// (--max-request-bytes); base64 and JSON make that about 2 MiB. The bound is well above it, so
+// it stops only a stream gone wrong from growing the gateway without end.
+constexpr std::size_t kMaxWatchLine = 64 * 1024 * 1024;
 
 }  // namespace
 
@@ -128,6 +99,10 @@ struct EtcdWatch::Stream {
       std::string& body = parser.get().body();
       pending += body;
       body.clear();
+      if (pending.size() > kMaxWatchLine && pending.find('\n') == std::string::npos) {
+        return Status::Unavailable("etcd " + authority + ": a watch response longer than " +
+                                   std::to_string(kMaxWatchLine) + " bytes");
+      }
     }
   }
 };
@@ -264,8 +239,8 @@ void EtcdWatch::Run() {
       fail(token.status(), true);
       continue;
     }
-    json create{{"key", WatchBase64(options_.prefix)},
-                {"range_end", WatchBase64(end)},
+    json create{{"key", EtcdBase64(options_.prefix)},
+                {"range_end", EtcdBase64(end)},
                 {"start_revision", std::to_string(*revision + 1)}};
     const std::string body = json{{"create_request", create}}.dump();
     Stream stream;
@@ -319,7 +294,7 @@ void EtcdWatch::Run() {
       }
       const json result = message.value("result", json::object());
       if (result.value("canceled", false)) {
-        const std::int64_t compacted = WatchInt(result, "compact_revision");
+        const std::int64_t compacted = EtcdJsonInt(result, "compact_revision");
         if (compacted == 0) {
           broken = Status::Unavailable("etcd " + e.authority + ": the watch was canceled: " +
                                        result.value("cancel_reason", std::string("no reason")));
@@ -350,7 +325,7 @@ void EtcdWatch::Run() {
       if (auto events = result.find("events"); events != result.end() && events->is_array()) {
         std::int64_t newest = *revision;
         for (const json& event : *events) {
-          newest = std::max(newest, WatchInt(event.value("kv", json::object()), "mod_revision"));
+          newest = std::max(newest, EtcdJsonInt(event.value("kv", json::object()), "mod_revision"));
         }
         if (newest != *revision) {
           revision = newest;

@@ -102,51 +102,56 @@ bool StoreWatch::StopRequested() {
 }
 
 void StoreWatch::Loop() {
-  using Clock = std::chrono::steady_clock;
-  // A store's wait is asked for in slices, so that Stop is noticed soon even with a long poll.
-  constexpr std::chrono::milliseconds kSlice{100};
-  auto next_poll = Clock::now() + poll_;
-  auto failed_at = Clock::time_point();
-  while (!StopRequested()) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_poll - Clock::now());
-    const auto slice = std::clamp(left, std::chrono::milliseconds(0), kSlice);
-    const StoreChange change =
-        store_.WaitForChange(last_ok_ ? last_revision_ : std::nullopt, slice);
-    if (change.kind == StoreChange::Kind::kCannotWait) {
-      // SQLite: poll on our own schedule.
-      std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_until(lock, next_poll, [this] { return stopping_; })) break;
-      lock.unlock();
-      PollOnce();
-      next_poll = Clock::now() + poll_;
-      continue;
-    }
-    if (StopRequested()) break;
-    if (change.kind == StoreChange::Kind::kUnreadable) {
-      // The snapshot rests on the watch's revision, and the watch can no longer vouch for it:
-      // refuse every write now rather than at the next failed read. (Before the watch was ever
-      // up, the snapshot rests on reads alone and the poll below decides.)
-      if (last_ok_ && last_revision_) {
-        StoreSnapshot next;
-        next.refreshes = ++refreshes_;
-        next.readable = false;
-        next.error = change.why;
-        last_ok_ = false;
-        admission_.Publish(std::move(next));
-      }
-      if (Clock::now() < next_poll) continue;
-    } else if (change.kind != StoreChange::Kind::kChanged && Clock::now() < next_poll) {
-      continue;
-    } else if (!last_ok_ && Clock::now() < failed_at + kSlice) {
-      // The watch is up but the last read failed: read again, but not in a tight loop.
-      std::unique_lock lock(stop_mu_);
-      if (stop_cv_.wait_until(lock, failed_at + kSlice, [this] { return stopping_; })) break;
-    }
-    PollOnce();
-    if (!last_ok_) failed_at = Clock::now();
-    next_poll = Clock::now() + poll_;
+  if (store_.WaitForChange(std::nullopt, std::chrono::milliseconds(0)).kind ==
+      StoreChange::Kind::kCannotWait) {
+    PollLoop();
+  } else {
+    WatchLoop();
   }
+}
+
+bool StoreWatch::SleepUntil(std::chrono::steady_clock::time_point until) {
+  std::unique_lock lock(stop_mu_);
+  return !stop_cv_.wait_until(lock, until, [this] { return stopping_; });
+}
+
+// SQLite: a read of its data version every poll, and a full read after a change.
+void StoreWatch::PollLoop() {
+  while (SleepUntil(std::chrono::steady_clock::now() + poll_)) PollOnce();
+}
+
+// etcd: the store's watch says when to read. The poll only bounds how long a snapshot goes
+// unread while the watch is quiet (or not up yet).
+void StoreWatch::WatchLoop() {
+  using Clock = std::chrono::steady_clock;
+  // A wait is asked for in slices, so that Stop is noticed soon even with a long poll; and a
+  // failed read is retried no sooner than a slice later, since the watch reports a change at
+  // once to a reader with no revision.
+  constexpr std::chrono::milliseconds kSlice{100};
+  auto next_read = Clock::now() + poll_;
+  while (!StopRequested()) {
+    const StoreChange change =
+        store_.WaitForChange(last_ok_ ? last_revision_ : std::nullopt, kSlice);
+    if (StopRequested()) break;
+    // The snapshot rests on the watch's revision, and the watch can no longer vouch for it:
+    // refuse every write now rather than at the next failed read.
+    if (change.kind == StoreChange::Kind::kUnreadable && last_ok_ && last_revision_) {
+      PublishUnreadable(change.why);
+    }
+    if (change.kind != StoreChange::Kind::kChanged && Clock::now() < next_read) continue;
+    PollOnce();
+    next_read = Clock::now() + poll_;
+    if (!last_ok_ && !SleepUntil(Clock::now() + kSlice)) break;
+  }
+}
+
+void StoreWatch::PublishUnreadable(const std::string& why) {
+  StoreSnapshot next;
+  next.refreshes = ++refreshes_;
+  next.readable = false;
+  next.error = why;
+  last_ok_ = false;
+  admission_.Publish(std::move(next));
 }
 
 void StoreWatch::Stop() {
@@ -163,22 +168,20 @@ void StoreWatch::PollOnce() {
   // read is retried every poll, and decisions meanwhile refuse writes.
   std::optional<std::int64_t> revision = store_.OwnershipRevision();
   if (last_ok_ && revision && last_revision_ == revision) return;
-  StoreSnapshot next;
-  next.refreshes = ++refreshes_;
   auto regions = store_.ListRegions();
   auto active =
       regions.ok() ? store_.ListActiveFailovers() : Result<std::vector<Failover>>(regions.status());
   if (!regions.ok() || !active.ok()) {
-    next.readable = false;
-    next.error = regions.ok() ? active.status().message() : regions.status().message();
-    last_ok_ = false;
-  } else {
-    next.readable = true;
-    next.regions = std::move(regions).value();
-    next.active = std::move(active).value();
-    last_ok_ = true;
-    last_revision_ = revision;  // nullopt: the store cannot say, so the next poll reads again
+    PublishUnreadable(regions.ok() ? active.status().message() : regions.status().message());
+    return;
   }
+  StoreSnapshot next;
+  next.refreshes = ++refreshes_;
+  next.readable = true;
+  next.regions = std::move(regions).value();
+  next.active = std::move(active).value();
+  last_ok_ = true;
+  last_revision_ = revision;  // nullopt: the store cannot say, so the next poll reads again
   admission_.Publish(std::move(next));
 }
 

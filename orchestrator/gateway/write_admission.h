@@ -83,7 +83,12 @@ class StoreWatch {
 
  private:
   void Loop();
+  void PollLoop();
+  void WatchLoop();
+  // False when Stop came first.
+  bool SleepUntil(std::chrono::steady_clock::time_point until);
   bool StopRequested();
+  void PublishUnreadable(const std::string& why);
   StateStore& store_;
   WriteAdmission& admission_;
   const std::chrono::milliseconds poll_;

@@ -5,6 +5,7 @@
 #include "state/etcd_watch.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 
 #include <chrono>
@@ -201,6 +202,47 @@ TEST(EtcdWatchTest, WatchesOverTlsWithAClientCertificateAndAUsersToken) {
     EXPECT_EQ(NextRevision(watch, start), *put);
   }
   std::filesystem::remove_all(dir);
+}
+
+// A member (here a stand-in for one: real etcd caps a message near 2 MiB) that streams a watch
+// response without end and never a newline: the watch gives that stream up at its bound instead
+// of growing without limit, and says why.
+TEST(EtcdWatchTest, AWatchResponseWithoutEndIsRefusedAtItsBound) {
+  httplib::Server fake;
+  fake.Post("/v3/kv/range", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"header":{"revision":"5"},"count":"0"})", "application/json");
+  });
+  fake.Post("/v3/watch", [](const httplib::Request&, httplib::Response& res) {
+    auto sent = std::make_shared<std::size_t>(0);
+    res.set_chunked_content_provider(
+        "application/json", [sent](std::size_t, httplib::DataSink& sink) {
+          if (*sent == 0) {
+            const std::string created = R"({"result":{"header":{"revision":"5"},"created":true}})"
+                                        "\n{\"result\":{\"events\":[{\"kv\":{\"value\":\"";
+            sink.write(created.data(), created.size());
+          }
+          // Past the bound and then some; a watch without one would take it all.
+          if (*sent > 80u * 1024 * 1024) {
+            sink.done();
+            return true;
+          }
+          static const std::string chunk(1024 * 1024, 'A');
+          *sent += chunk.size();
+          return sink.write(chunk.data(), chunk.size());
+        });
+  });
+  const int port = fake.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread server([&] { fake.listen_after_bind(); });
+  {
+    EtcdWatch watch(WatchOf({"http://127.0.0.1:" + std::to_string(port)}));
+    watch.Start();
+    EXPECT_TRUE(WatchReaches(watch, [](const EtcdWatch::State& s) {
+      return !s.healthy && s.why.find("a watch response longer than") != std::string::npos;
+    })) << watch.Current().why;
+  }
+  fake.stop();
+  server.join();
 }
 
 }  // namespace

@@ -21,27 +21,11 @@ class GatewayOnEtcdTest : public GatewayTest {
                                EtcdStoreOptions{}, SystemClock());
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_ = std::move(store).value();
-    for (auto [ns, t] :
-         {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
-      ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
-    }
-    Claim("sales.orders", kUs);
-    Claim("clickstream.events", kUs);
-    Claim("eu.orders", kEu);
-    config_ = options_.data_dir + "/icewarden.yaml";
+    ASSERT_NO_FATAL_FAILURE(ClaimSeededTables());
     // store_poll a minute: a change seen within seconds came through the watch.
-    std::ofstream(config_) << "state:\n  backend: etcd\n  etcd:\n    endpoints: [" << etcd_->url()
-                           << "]\n"
-                           << "regions:\n"
-                           << "  - name: us-east-1\n    catalog_uri: " << lab_->region_url(kUs)
-                           << "\n    warehouse: lab\n"
-                           << "  - name: eu-central-1\n    catalog_uri: " << lab_->region_url(kEu)
-                           << "\n    warehouse: lab\n"
-                           << "ownership:\n  default_owner: us-east-1\n"
-                           << "  rules:\n    - {match: \"eu.*\", owner: eu-central-1}\n"
-                           << "gateways:\n"
-                           << "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
-                           << "    store_poll: 60s\n";
+    WriteConfig("state:\n  backend: etcd\n  etcd:\n    endpoints: [" + etcd_->url() + "]\n",
+                "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
+                "    store_poll: 60s\n");
   }
   void TearDown() override {
     GatewayTest::TearDown();

@@ -33,30 +33,14 @@ class GatewayTest : public LabTest {
     auto store = OpenSqliteStore(SqliteStoreOptions{db_}, SystemClock());
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_ = std::move(store).value();
-    // Every seeded table in both regions first, as replication leaves them.
-    for (auto [ns, t] :
-         {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
-      ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
-    }
-    Claim("sales.orders", kUs);
-    Claim("clickstream.events", kUs);
-    Claim("eu.orders", kEu);
-    config_ = options_.data_dir + "/icewarden.yaml";
-    std::ofstream(config_) << "state:\n  path: " << db_ << "\n"
-                           << "regions:\n"
-                           << "  - name: us-east-1\n    catalog_uri: " << lab_->region_url(kUs)
-                           << "\n    warehouse: lab\n"
-                           << "  - name: eu-central-1\n    catalog_uri: " << lab_->region_url(kEu)
-                           << "\n    warehouse: lab\n"
-                           << "ownership:\n  default_owner: us-east-1\n"
-                           << "  rules:\n    - {match: \"eu.*\", owner: eu-central-1}\n"
-                           << "gateways:\n"
-                           << "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
-                           << "    store_poll: 10ms\n    max_body_bytes: 65536\n"
-                           << "  - name: gw-eu-only\n    region: eu-central-1\n"
-                           << "    listen: 127.0.0.1:0\n    forward_to: [eu-central-1]\n"
-                           << "  - name: gw-us-impatient\n    region: us-east-1\n"
-                           << "    listen: 127.0.0.1:0\n    forward_timeout: 300ms\n";
+    ASSERT_NO_FATAL_FAILURE(ClaimSeededTables());
+    WriteConfig("state:\n  path: " + db_ + "\n",
+                "  - name: gw-us\n    region: us-east-1\n    listen: 127.0.0.1:0\n"
+                "    store_poll: 10ms\n    max_body_bytes: 65536\n"
+                "  - name: gw-eu-only\n    region: eu-central-1\n"
+                "    listen: 127.0.0.1:0\n    forward_to: [eu-central-1]\n"
+                "  - name: gw-us-impatient\n    region: us-east-1\n"
+                "    listen: 127.0.0.1:0\n    forward_timeout: 300ms\n");
     // With the openssl CLI, one more gateway serves TLS with a certificate for 127.0.0.1.
     if (icewarden::testing::HaveOpenSslCli()) {
       std::string error;
@@ -72,6 +56,33 @@ class GatewayTest : public LabTest {
           << "    tls: {cert_file: " << leaf.cert << ", key_file: " << leaf.key
           << ", ca_file: " << ca_.cert << "}\n";
     }
+  }
+
+  // Every seeded table in both regions first, as replication leaves them; then us-east-1 owns
+  // sales and clickstream, eu-central-1 owns eu.
+  void ClaimSeededTables() {
+    for (auto [ns, t] :
+         {std::pair{"sales", "orders"}, {"clickstream", "events"}, {"eu", "orders"}}) {
+      ASSERT_TRUE(Eventually([&] { return Replicated(ns, t); })) << ns << "." << t;
+    }
+    Claim("sales.orders", kUs);
+    Claim("clickstream.events", kUs);
+    Claim("eu.orders", kEu);
+  }
+
+  // config_: the lab's two regions, eu.* owned by eu-central-1, and `gateways_yaml` (items of
+  // the gateways: list) over the store `state_yaml` names.
+  void WriteConfig(const std::string& state_yaml, const std::string& gateways_yaml) {
+    config_ = options_.data_dir + "/icewarden.yaml";
+    std::ofstream(config_) << state_yaml << "regions:\n"
+                           << "  - name: us-east-1\n    catalog_uri: " << lab_->region_url(kUs)
+                           << "\n    warehouse: lab\n"
+                           << "  - name: eu-central-1\n    catalog_uri: " << lab_->region_url(kEu)
+                           << "\n    warehouse: lab\n"
+                           << "ownership:\n  default_owner: us-east-1\n"
+                           << "  rules:\n    - {match: \"eu.*\", owner: eu-central-1}\n"
+                           << "gateways:\n"
+                           << gateways_yaml;
   }
 
   void TearDown() override {
