@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -98,7 +99,7 @@ class ServerCore {
   ServerCore(HttpServerOptions o, HttpServer::Handler h)
       : options(std::move(o)),
         handler(std::move(h)),
-        ioc(std::max(1, options.threads)),
+        ioc(options.loop_per_thread ? 1 : std::max(1, options.threads)),
         strand(net::make_strand(ioc)),
         acceptor(strand),
         retry_timer(strand),
@@ -109,6 +110,8 @@ class ServerCore {
   void BeginShutdown();
 
   std::size_t Register(const std::shared_ptr<SessionBase>& session);
+  // Where a new connection runs: the shared loop, or the next of the loops (on the strand).
+  net::io_context& NextLoop();
   void Unregister(std::size_t id);
 
   // A response written by the server itself.
@@ -143,6 +146,11 @@ class ServerCore {
 
  public:
   net::io_context ioc;
+  // options.loop_per_thread: the connections' loops, each run by a thread of its own, kept
+  // running (by the guards) until shutdown has let every connection finish.
+  std::vector<std::unique_ptr<net::io_context>> loops;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> loop_guards;
+  std::size_t next_loop = 0;
   // Serialises the acceptor, the signal set, the timers and shutdown.
   net::strand<net::io_context::executor_type> strand;
   tcp::acceptor acceptor;
@@ -508,16 +516,34 @@ Status ServerCore::LoadTls() {
 
 void ServerCore::Run() {
   if (!listening) return;
+  if (options.loop_per_thread) {
+    for (int i = 0; i < std::max(1, options.threads); ++i) {
+      loops.push_back(std::make_unique<net::io_context>(1));
+      loop_guards.push_back(net::make_work_guard(*loops.back()));
+    }
+  }
+  // Work for the listener's loop before any thread runs it: a loop with none returns at once.
   net::dispatch(strand, [this] { Accept(); });
   std::vector<std::thread> extra;
-  for (int i = 1; i < options.threads; ++i) extra.emplace_back([this] { ioc.run(); });
+  for (auto& loop : loops) extra.emplace_back([&loop] { loop->run(); });
+  if (loops.empty()) {
+    for (int i = 1; i < options.threads; ++i) extra.emplace_back([this] { ioc.run(); });
+  }
   ioc.run();
+  // The listener's loop ends when shutdown has drained the connections (or gave up on them,
+  // stopping every loop): the connections' loops have nothing left to wait for.
+  loop_guards.clear();
   for (std::thread& t : extra) t.join();
+}
+
+net::io_context& ServerCore::NextLoop() {
+  if (loops.empty()) return ioc;
+  return *loops[next_loop++ % loops.size()];
 }
 
 void ServerCore::Accept() {
   if (stopping) return;
-  acceptor.async_accept(net::make_strand(ioc),
+  acceptor.async_accept(net::make_strand(NextLoop()),
                         beast::bind_front_handler(&ServerCore::OnAccept, this));
 }
 
@@ -582,6 +608,7 @@ void ServerCore::WaitForConnections(std::chrono::steady_clock::time_point deadli
   if (connections.load() == 0) return;  // nothing left: Run()'s loop runs out of work
   if (std::chrono::steady_clock::now() >= deadline) {
     ioc.stop();  // stragglers past the grace period are dropped with the io_context
+    for (auto& loop : loops) loop->stop();
     return;
   }
   drain_timer.expires_after(kDrainPoll);

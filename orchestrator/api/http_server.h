@@ -66,7 +66,15 @@ struct HttpServerOptions {
   // indexed store reads (events.cpp), so 20 dashboards cost little at 10 polls a second.
   std::chrono::milliseconds stream_poll{100};
   std::optional<HttpServerTls> tls;  // none: plain HTTP
-  int threads = 1;             // threads running the event loop, including the one calling Run()
+  int threads = 1;  // threads running the event loop, including the one calling Run()
+  // False: the threads share one event loop, and any of them runs any connection's next step.
+  // True: each of `threads` threads runs a loop of its own, a connection stays on one (given
+  // round-robin as accepted), and the thread calling Run() runs the listener's. For handlers
+  // that block for a network exchange (the catalog gateway): with a shared loop each event
+  // wakes one thread to hand work to another; with a loop per thread the thread the kernel
+  // wakes for a connection's bytes runs its handler. The price: connections past `threads`
+  // share a loop, and one's handler holds the others' requests.
+  bool loop_per_thread = false;
   bool handle_signals = true;  // SIGINT and SIGTERM begin an orderly shutdown
   // With handle_signals: SIGHUP calls this (on the server's strand, so it must return at
   // once, e.g. by waking a thread of its own) and the server goes on. Unset: SIGHUP keeps

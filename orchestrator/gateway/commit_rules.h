@@ -14,6 +14,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,6 +40,10 @@ struct StoreSnapshot {
   std::vector<Region> regions;   // fenced overlays
   std::vector<Failover> active;  // failovers not ended, oldest first
   std::int64_t refreshes = 0;    // how many reads made this snapshot (for closure confirmations)
+  // The store's revision the snapshot was read at, when the store can tell a change cheaply
+  // (SQLite's data version, etcd's watch): then ownership rows read while this snapshot is
+  // current may be kept until the next one (WriteAdmission::OwnershipOf). nullopt: read each.
+  std::optional<std::int64_t> revision;
 };
 
 struct WriteVerdict {

@@ -167,7 +167,9 @@ ApiResponse GatewayHandler::Admin(const ApiRequest& request) {
   if (path == "/metrics") {
     ApiResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = metrics_.Render({queue_.Waiting(), admission_.InFlight(), snapshot->readable});
+    const WriteAdmission::KeptRows kept = admission_.Kept();
+    r.body = metrics_.Render(
+        {queue_.Waiting(), admission_.InFlight(), snapshot->readable, kept.hits, kept.reads});
     return r;
   }
   const std::string closures = "/icewarden/v1/closures/";
@@ -264,7 +266,7 @@ ApiResponse GatewayHandler::Read(const ApiRequest& request, const CatalogRoute& 
   if (route.kind == RouteKind::kTableLoad && !route.tables.empty()) {
     // A load that precedes a commit must see the owner's latest metadata, or the commit's
     // requirements fail against a replica that trails: loads go to the owner when it may be.
-    if (auto row = store_.GetOwnership(route.tables.front()); row.ok() && *row) {
+    if (auto row = admission_.OwnershipOf(store_, route.tables.front()); row.ok() && *row) {
       first = (*row)->owner;
     } else {
       first = config_.OwnerFor(route.tables.front().ToString());
@@ -358,7 +360,7 @@ ApiResponse GatewayHandler::Write(const ApiRequest& request, const CatalogRoute&
       return records;
     }
     for (const TableIdent& t : route.tables) {
-      auto row = store_.GetOwnership(t);
+      auto row = admission_.OwnershipOf(store_, t);
       if (!row.ok()) return row.status();
       records.push_back(TableRecord{t, *row, config_.OwnerFor(t.ToString())});
     }

@@ -90,6 +90,10 @@ int CmdGateway(const GatewayCommandOptions& options) {
   }
   http->body_limit = gateway.max_body_bytes;
   http->threads = gateway.threads;
+  // Each request holds its thread for the forward to a catalog (a lane, region_catalogs.h), so
+  // a loop per thread: the thread woken for a connection's bytes answers it, without a hand-off
+  // between threads per event (issue 29's throughput; docs/gateway.md, "Threads").
+  http->loop_per_thread = true;
   http->local_error = SpecError;
   if (gateway.tls.enabled())
     http->tls = HttpServerTls{gateway.tls.cert_file, gateway.tls.key.value(), ""};

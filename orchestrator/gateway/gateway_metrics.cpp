@@ -100,6 +100,13 @@ std::string GatewayMetrics::Render(const Gauges& gauges) const {
   out << "# HELP icewarden_gateway_store_readable 1 when the last read of the ownership record "
          "succeeded.\n# TYPE icewarden_gateway_store_readable gauge\n"
       << "icewarden_gateway_store_readable " << (gauges.store_readable ? 1 : 0) << "\n";
+  out << "# HELP icewarden_gateway_ownership_reads_total Ownership rows the gateway needed, by "
+         "where they came from (kept for the current snapshot, or read from the store).\n"
+         "# TYPE icewarden_gateway_ownership_reads_total counter\n"
+      << "icewarden_gateway_ownership_reads_total{source=\"kept\"} " << gauges.ownership_kept
+      << "\n"
+      << "icewarden_gateway_ownership_reads_total{source=\"store\"} " << gauges.ownership_store
+      << "\n";
   return out.str();
 }
 

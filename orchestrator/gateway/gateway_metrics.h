@@ -9,6 +9,8 @@
 //                                     catalog, kind read | write, buckets from 0.5 ms to 10 s
 //   icewarden_gateway_commits_queued, icewarden_gateway_writes_in_flight   gauges (given at render)
 //   icewarden_gateway_store_readable  gauge 0/1
+//   icewarden_gateway_ownership_reads_total{source}  counter: kept (a row kept for the current
+//                                     snapshot) | store (read from the store)
 // Label sets are bounded: routes by the spec's operations, codes by HTTP, regions by config.
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -36,6 +38,8 @@ class GatewayMetrics {
     std::size_t queued = 0;
     std::size_t in_flight = 0;
     bool store_readable = false;
+    std::int64_t ownership_kept = 0;   // ownership rows answered from those kept
+    std::int64_t ownership_store = 0;  // read from the store
   };
   std::string Render(const Gauges& gauges) const;
 

@@ -15,8 +15,47 @@ WriteAdmission::WriteAdmission(std::vector<std::string> forward_to)
 
 void WriteAdmission::Publish(StoreSnapshot snapshot) {
   auto next = std::make_shared<const StoreSnapshot>(std::move(snapshot));
+  std::unordered_map<std::string, std::optional<Ownership>> dropped;
   std::lock_guard lock(mu_);
   snapshot_ = std::move(next);
+  ++generation_;
+  dropped.swap(kept_);  // freed after the lock is released
+}
+
+Result<std::optional<Ownership>> WriteAdmission::OwnershipOf(StateStore& store,
+                                                             const TableIdent& table) {
+  const std::string key = table.ToString();
+  std::uint64_t generation = 0;
+  bool keep = false;
+  {
+    std::lock_guard lock(mu_);
+    keep = snapshot_->readable && snapshot_->revision.has_value();
+    if (keep) {
+      if (auto it = kept_.find(key); it != kept_.end()) {
+        ++kept_counts_.hits;
+        return it->second;
+      }
+    }
+    ++kept_counts_.reads;
+    generation = generation_;
+  }
+  // Read outside the lock. The generation was taken first, so a row kept below was read after
+  // the snapshot it is kept for was published: never older than that snapshot.
+  auto row = store.GetOwnership(table);
+  if (!row.ok() || !keep) return row;
+  std::lock_guard lock(mu_);
+  if (generation_ == generation) {
+    if (kept_.size() >= kKeptRows) kept_.clear();
+    kept_.emplace(key, *row);
+  }
+  return row;
+}
+
+WriteAdmission::KeptRows WriteAdmission::Kept() const {
+  std::lock_guard lock(mu_);
+  KeptRows k = kept_counts_;
+  k.size = kept_.size();
+  return k;
 }
 
 std::shared_ptr<const StoreSnapshot> WriteAdmission::Snapshot() const {
@@ -182,6 +221,7 @@ void StoreWatch::PollOnce() {
   next.active = std::move(active).value();
   last_ok_ = true;
   last_revision_ = revision;  // nullopt: the store cannot say, so the next poll reads again
+  next.revision = revision;
   admission_.Publish(std::move(next));
 }
 

@@ -11,6 +11,14 @@
 // store's watch (StateStore::WaitForChange, state/etcd_watch.h), so a change is read as soon as
 // etcd applies it, and the store is published unreadable (every write refused) as soon as the
 // watch cannot vouch for it; store_poll then only spaces the reads made before the watch is up.
+//
+// Ownership rows are read per write (and per table load, to find the owner), and kept while the
+// snapshot they were read under is current, when the snapshot says the store can tell a change
+// (StoreSnapshot::revision): a row kept is then never older than the snapshot it is decided
+// with, which is what a row read afresh guarantees too, and a change to the store (seen within
+// store_poll on SQLite, at once through etcd's watch) publishes a new snapshot and drops every
+// kept row. A gateway on etcd would otherwise make a network round trip per request for a row
+// that changes once per failover.
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
@@ -24,9 +32,11 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "orchestrator/gateway/commit_rules.h"
+#include "state/status.h"
 
 namespace icewarden {
 
@@ -39,6 +49,17 @@ class WriteAdmission {
   // Replaces the snapshot decisions are made against.
   void Publish(StoreSnapshot snapshot);
   std::shared_ptr<const StoreSnapshot> Snapshot() const;
+
+  // `table`'s ownership row: the one kept for the current snapshot, else read from `store` (and
+  // kept, when the snapshot allows). At most kKeptRows rows are kept; past that all are dropped.
+  Result<std::optional<Ownership>> OwnershipOf(StateStore& store, const TableIdent& table);
+  static constexpr std::size_t kKeptRows = 20000;
+  struct KeptRows {
+    std::int64_t hits = 0;
+    std::int64_t reads = 0;
+    std::size_t size = 0;
+  };
+  KeptRows Kept() const;
 
   // Decides; a kForward verdict is registered in flight under *ticket until Release.
   WriteVerdict Admit(const std::vector<TableRecord>& tables, std::uint64_t* ticket);
@@ -65,6 +86,10 @@ class WriteAdmission {
   std::shared_ptr<const StoreSnapshot> snapshot_;
   std::uint64_t next_ticket_ = 1;
   std::map<std::uint64_t, std::vector<TableRecord>> in_flight_;
+  // Rows kept for the current snapshot (guarded by mu_); generation_ counts Publish calls.
+  std::uint64_t generation_ = 0;
+  std::unordered_map<std::string, std::optional<Ownership>> kept_;
+  KeptRows kept_counts_;
 };
 
 // Watches `store` on a thread of its own (or polls it every `poll`) and publishes to `admission`.

@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -309,6 +311,87 @@ TEST(HttpServerTest, SeveralThreadsServeConcurrentClients) {
   EXPECT_EQ(calls.load(), 200);
   s.server().Stop();
   EXPECT_TRUE(s.RunReturnsWithin(10s));
+}
+
+// A loop per thread (the gateway's mode): connections on different loops are answered at
+// once even when each handler blocks, and shutdown still lets a request in flight finish.
+TEST(HttpServerTest, ALoopPerThreadRunsBlockingHandlersOfTwoConnectionsAtOnce) {
+  HttpServerOptions options = TestOptions();
+  options.threads = 2;
+  options.loop_per_thread = true;
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  RunningServer s(options, [&](const ApiRequest& r) {
+    std::unique_lock lock(mu);
+    ++inside;
+    cv.notify_all();
+    // Each handler waits for the other to be inside: two loops sharing one thread would hold
+    // the second request until the first timed out.
+    const bool both = cv.wait_for(lock, 10s, [&] { return inside >= 2; });
+    ApiResponse res = Echo(r);
+    if (!both) res.status = 504;
+    return res;
+  });
+  auto get = [&s](const std::string& path) {
+    return std::async(std::launch::async, [&s, path] {
+      httplib::Client cli("127.0.0.1", s.port());
+      cli.set_read_timeout(20, 0);
+      auto res = cli.Get(path);
+      return res ? res->status : -1;
+    });
+  };
+  auto a = get("/a");
+  auto b = get("/b");
+  EXPECT_EQ(a.get(), 200);
+  EXPECT_EQ(b.get(), 200);
+  s.server().Stop();
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
+}
+
+TEST(HttpServerTest, ALoopPerThreadServesKeepAliveClientsAndStops) {
+  HttpServerOptions options = TestOptions();
+  options.threads = 3;
+  options.loop_per_thread = true;
+  std::atomic<int> calls{0};
+  std::promise<void> entered;
+  std::atomic<bool> release{false};
+  RunningServer s(options, [&](const ApiRequest& r) {
+    if (r.target == "/slow") {
+      entered.set_value();
+      while (!release) std::this_thread::sleep_for(5ms);
+    }
+    ++calls;
+    return Echo(r);
+  });
+  std::vector<std::future<int>> clients;
+  for (int c = 0; c < 5; ++c) {
+    clients.push_back(std::async(std::launch::async, [&s] {
+      httplib::Client cli("127.0.0.1", s.port());
+      cli.set_keep_alive(true);
+      int ok = 0;
+      for (int i = 0; i < 20; ++i) {
+        auto res = cli.Get("/n");
+        ok += res && res->status == 200;
+      }
+      return ok;
+    }));
+  }
+  int ok = 0;
+  for (auto& c : clients) ok += c.get();
+  EXPECT_EQ(ok, 100);
+  auto slow = std::async(std::launch::async, [&] {
+    httplib::Client cli("127.0.0.1", s.port());
+    cli.set_read_timeout(10, 0);
+    auto res = cli.Get("/slow");
+    return res ? res->status : -1;
+  });
+  entered.get_future().wait();
+  s.server().Stop();
+  release = true;
+  EXPECT_EQ(slow.get(), 200) << "a request in flight at Stop finishes";
+  EXPECT_TRUE(s.RunReturnsWithin(10s));
+  EXPECT_EQ(calls.load(), 101);
 }
 
 TEST(HttpServerTest, KeepAliveServesTwoRequestsOnOneConnection) {
