@@ -1,11 +1,9 @@
 #include "examples/lab/catalog_api.h"
 
-#include <charconv>
+#include <algorithm>
 #include <optional>
 
-#include <algorithm>
-#include <regex>
-
+#include "examples/lab/catalog_responses.h"
 #include "examples/lab/metadata_text.h"
 #include "examples/lab/table_metadata.h"
 
@@ -13,99 +11,9 @@ namespace icewarden::lab {
 namespace {
 
 constexpr int64_t kIdempotencyLifetimeMs = 30 * 60 * 1000;  // advertised as PT30M
-constexpr int kDefaultPageSize = 100;
-
-StoredResponse ErrorResponse(int code, const std::string& type, const std::string& message) {
-  json body = {{"error", {{"message", message}, {"type", type}, {"code", code}}}};
-  return {code, body.dump(), ""};
-}
-
-StoredResponse JsonResponse(const json& body, const std::string& etag = "") {
-  return {200, body.dump(), etag};
-}
-
-void Send(const StoredResponse& stored, httplib::Response& res) {
-  res.status = stored.status;
-  if (!stored.etag.empty()) res.set_header("ETag", stored.etag);
-  if (!stored.body.empty()) res.set_content(stored.body, "application/json");
-}
-
-std::string Hex(const std::string& text) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-// nullopt unless `text` is pairs of hex digits.
-std::optional<std::string> Unhex(const std::string& text) {
-  if (text.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 2) {
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
-    if (ec != std::errc() || end != text.data() + i + 2) return std::nullopt;
-    out += static_cast<char>(value);
-  }
-  return out;
-}
-
-// A whole string of digits; nullopt for anything else ("10abc", "", "-1").
-std::optional<int> WholeInt(const std::string& text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// One page of `keys` (sorted) per the spec's PageToken rules: no pageToken means everything in
-// one response; otherwise the token is the hex of the last key returned. Returns false with an
-// error in `res` when the paging parameters are malformed.
-bool Page(const httplib::Request& req, httplib::Response& res, const std::vector<std::string>& keys,
-          size_t* begin, size_t* end, json* next_token) {
-  *begin = 0;
-  *end = keys.size();
-  *next_token = nullptr;
-  if (!req.has_param("pageToken")) return true;
-  std::optional<int> size = kDefaultPageSize;
-  if (req.has_param("pageSize")) size = WholeInt(req.get_param_value("pageSize"));
-  std::optional<std::string> after = Unhex(req.get_param_value("pageToken"));
-  if (after && !after->empty())
-    *begin = std::upper_bound(keys.begin(), keys.end(), *after) - keys.begin();
-  if (!size || *size < 1 || !after) {
-    SetErrorResponse(res, 400, "BadRequestException", "pageSize and pageToken must be valid");
-    return false;
-  }
-  *end = std::min(keys.size(), *begin + static_cast<size_t>(*size));
-  if (*end < keys.size()) *next_token = Hex(keys[*end - 1]);
-  return true;
-}
-
-std::vector<std::string> NamespaceParam(const httplib::Request& req, int index) {
-  return SplitNamespace(req.matches[index].str(), kNamespaceSeparator);
-}
-
-bool ParseBody(const httplib::Request& req, httplib::Response& res, json* body) {
-  *body = json::parse(req.body, nullptr, false);
-  if (body->is_discarded() || !body->is_object()) {
-    SetErrorResponse(res, 400, "BadRequestException", "request body must be a JSON object");
-    return false;
-  }
-  return true;
-}
 
 json LoadTableResult(const std::string& location, const json& metadata) {
   return {{"metadata-location", location}, {"metadata", metadata}, {"config", json::object()}};
-}
-
-// {"config":{},"metadata":TEXT,"metadata-location":LOCATION}: LoadTableResult around metadata
-// already serialized (as nlohmann orders the keys), without a second tree and dump.
-std::string LoadTableResultText(const std::string& location, const std::string& metadata_text) {
-  return "{\"config\":{},\"metadata\":" + metadata_text +
-         ",\"metadata-location\":" + json(location).dump() + "}";
 }
 
 // The CommitTableResponse: {"metadata":TEXT,"metadata-location":LOCATION}.
@@ -116,11 +24,6 @@ std::string CommitResponseText(const std::string& location, const std::string& m
 constexpr std::size_t kCachedMetadataFiles = 4096;
 
 }  // namespace
-
-void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
-                      const std::string& message) {
-  Send(ErrorResponse(code, type, message), res);
-}
 
 CatalogApi::CatalogApi(std::string region, std::string warehouse, std::string base_location,
                        CatalogStore* store, NowMs now_ms)
@@ -162,7 +65,18 @@ std::vector<std::string> CatalogApi::Endpoints() {
           "POST /v1/{prefix}/namespaces/{namespace}/tables",
           "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
           "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"};
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "POST /v1/{prefix}/namespaces/{namespace}/register",
+          "POST /v1/{prefix}/tables/rename",
+          "POST /v1/{prefix}/transactions/commit",
+          "GET /v1/{prefix}/namespaces/{namespace}/views",
+          "POST /v1/{prefix}/namespaces/{namespace}/views",
+          "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "POST /v1/{prefix}/views/rename"};
 }
 
 std::vector<CatalogApi::Route> CatalogApi::Routes() {
@@ -181,6 +95,17 @@ std::vector<CatalogApi::Route> CatalogApi::Routes() {
       {"POST", base + "/namespaces/([^/]+)/tables", bind(&CatalogApi::CreateTable)},
       {"GET", base + "/namespaces/([^/]+)/tables/([^/]+)", bind(&CatalogApi::LoadTable)},
       {"POST", base + "/namespaces/([^/]+)/tables/([^/]+)", bind(&CatalogApi::CommitTable), true},
+      {"DELETE", base + "/namespaces/([^/]+)/tables/([^/]+)", bind(&CatalogApi::DropTable)},
+      {"POST", base + "/namespaces/([^/]+)/register", bind(&CatalogApi::RegisterTable)},
+      {"POST", base + "/tables/rename", bind(&CatalogApi::RenameTable)},
+      // A transaction is a commit: commit latency and injected 409s apply to it.
+      {"POST", base + "/transactions/commit", bind(&CatalogApi::CommitTransaction), true},
+      {"GET", base + "/namespaces/([^/]+)/views", bind(&CatalogApi::ListViews)},
+      {"POST", base + "/namespaces/([^/]+)/views", bind(&CatalogApi::CreateView)},
+      {"GET", base + "/namespaces/([^/]+)/views/([^/]+)", bind(&CatalogApi::LoadView)},
+      {"POST", base + "/namespaces/([^/]+)/views/([^/]+)", bind(&CatalogApi::ReplaceView)},
+      {"DELETE", base + "/namespaces/([^/]+)/views/([^/]+)", bind(&CatalogApi::DropView)},
+      {"POST", base + "/views/rename", bind(&CatalogApi::RenameView)},
   };
 }
 
@@ -475,8 +400,20 @@ StoredResponse CatalogApi::NotSwapped(StoreOutcome swapped, const TableIdent& ta
 StoredResponse CatalogApi::Idempotent(const std::string& key, const std::string& resource,
                                       bool data_write,
                                       const std::function<StoredResponse()>& apply) {
-  std::lock_guard lock(
-      mutation_stripes_[std::hash<std::string>{}(resource) % mutation_stripes_.size()]);
+  return Idempotent(key, std::vector<std::string>{resource}, data_write, apply);
+}
+
+StoredResponse CatalogApi::Idempotent(const std::string& key,
+                                      const std::vector<std::string>& resources, bool data_write,
+                                      const std::function<StoredResponse()>& apply) {
+  std::vector<std::size_t> stripes;
+  for (const auto& resource : resources) {
+    stripes.push_back(std::hash<std::string>{}(resource) % mutation_stripes_.size());
+  }
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (std::size_t stripe : stripes) locks.emplace_back(mutation_stripes_[stripe]);
   int64_t now = now_ms_();
   if (!key.empty()) {
     if (auto stored = store_->FindResponse(key, now - kIdempotencyLifetimeMs)) return *stored;

@@ -1,9 +1,12 @@
 // CatalogApi: the Iceberg REST catalog routes one lab region serves, as handlers from request to
 // response over that region's CatalogStore (no sockets here; RegionServer does the I/O, auth and
 // fault injection). Implements the spec subset icewarden uses: config, namespaces (nested, paged),
-// tables (paged), create, load (snapshots=all|refs, ETag, If-None-Match), HEAD, and commit with
-// requirements, updates and Idempotency-Key replay. Errors use the spec's IcebergErrorResponse.
-// The region's WriteFence refuses table creates and data commits with 403 while it is paused.
+// tables (paged), create, load (snapshots=all|refs, ETag, If-None-Match), HEAD, commit with
+// requirements, updates and Idempotency-Key replay (catalog_api.cpp); drop, rename and register
+// (catalog_table_moves.cpp); multi-table transactions (catalog_transactions.cpp); views: list,
+// create, load, HEAD, replace, drop, rename (view_api.cpp). Errors use the spec's
+// IcebergErrorResponse. The region's WriteFence refuses every write but namespace creates and
+// property-only commits with 403 while it is paused.
 //
 // Thread-safety: handlers may run concurrently; mutations of one region are serialized.
 #pragma once
@@ -35,7 +38,7 @@ void SetErrorResponse(httplib::Response& res, int code, const std::string& type,
 class CatalogApi {
  public:
   struct Route {
-    std::string method;   // GET (also answers HEAD) or POST
+    std::string method;   // GET (also answers HEAD), POST or DELETE
     std::string pattern;  // httplib regex
     httplib::Server::Handler handler;
     bool is_commit = false;  // commit_latency_ms applies
@@ -69,10 +72,25 @@ class CatalogApi {
   void CreateTable(const httplib::Request& req, httplib::Response& res);
   void LoadTable(const httplib::Request& req, httplib::Response& res);
   void CommitTable(const httplib::Request& req, httplib::Response& res);
+  void DropTable(const httplib::Request& req, httplib::Response& res);
+  void RenameTable(const httplib::Request& req, httplib::Response& res);
+  void RegisterTable(const httplib::Request& req, httplib::Response& res);
+  void CommitTransaction(const httplib::Request& req, httplib::Response& res);
+  void ListViews(const httplib::Request& req, httplib::Response& res);
+  void CreateView(const httplib::Request& req, httplib::Response& res);
+  void LoadView(const httplib::Request& req, httplib::Response& res);
+  void ReplaceView(const httplib::Request& req, httplib::Response& res);
+  void DropView(const httplib::Request& req, httplib::Response& res);
+  void RenameView(const httplib::Request& req, httplib::Response& res);
 
   StoredResponse CreateNamespaceLocked(const json& body);
   StoredResponse CreateTableLocked(const std::vector<std::string>& ns, const json& body);
   StoredResponse CommitLocked(const TableIdent& table, const json& request);
+  StoredResponse RegisterLocked(const TableIdent& table, const json& body);
+  // Every change's requirements checked, then every table's new metadata swapped in at once.
+  StoredResponse TransactionLocked(const std::vector<TableIdent>& tables, const json& changes);
+  StoredResponse CreateViewLocked(const std::vector<std::string>& ns, const json& body);
+  StoredResponse ReplaceViewLocked(const TableIdent& view, const json& request);
   // CommitLocked for a request that changes only properties (the ownership claims a failover
   // writes): the new file is spliced as text from `loaded`'s tree, which is not copied.
   StoredResponse CommitProperties(const TableIdent& table, const json& request,
@@ -90,6 +108,10 @@ class CatalogApi {
   // same key applies once writes resume); a replay of an earlier answer is still given.
   StoredResponse Idempotent(const std::string& key, const std::string& resource, bool data_write,
                             const std::function<StoredResponse()>& apply);
+  // Idempotent over several resources (a rename's two tables, a transaction's tables): their
+  // locks are taken in one order (by stripe), so two such writes cannot deadlock.
+  StoredResponse Idempotent(const std::string& key, const std::vector<std::string>& resources,
+                            bool data_write, const std::function<StoredResponse()>& apply);
 
   // The table's metadata at `location` (or at a newer one, when it moved meanwhile), from the
   // cache or the store; nullopt when the table does not exist.

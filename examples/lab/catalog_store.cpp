@@ -1,7 +1,8 @@
 #include "examples/lab/catalog_store.h"
 
 #include <stdexcept>
-#include <unordered_map>
+
+#include "examples/lab/store_sql.h"
 
 namespace icewarden::lab {
 namespace {
@@ -32,6 +33,27 @@ CREATE TABLE IF NOT EXISTS metadata_files (
 CREATE UNIQUE INDEX IF NOT EXISTS metadata_files_by_location
   ON metadata_files (namespace, name, location);
 CREATE INDEX IF NOT EXISTS metadata_files_by_table ON metadata_files (namespace, name, id);
+CREATE TABLE IF NOT EXISTS dropped_tables (
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  location TEXT NOT NULL,
+  history TEXT NOT NULL,
+  dropped_ms INTEGER NOT NULL,
+  metadata TEXT,
+  PRIMARY KEY (namespace, name));
+CREATE TABLE IF NOT EXISTS views (
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  metadata_location TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  committed_ms INTEGER NOT NULL,
+  PRIMARY KEY (namespace, name));
+CREATE TABLE IF NOT EXISTS dropped_views (
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  location TEXT NOT NULL,
+  dropped_ms INTEGER NOT NULL,
+  PRIMARY KEY (namespace, name));
 CREATE TABLE IF NOT EXISTS idempotency_keys (
   key TEXT PRIMARY KEY,
   status INTEGER NOT NULL,
@@ -39,107 +61,6 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   etag TEXT NOT NULL,
   created_ms INTEGER NOT NULL);
 )";
-
-}  // namespace
-
-// Prepared statements, one per SQL text, kept for the connection's life: preparing (parsing)
-// the same SQL for every request cost more than running it. Guarded by the store's mutex.
-class StatementCache {
- public:
-  explicit StatementCache(sqlite3* db) : db_(db) {}
-  ~StatementCache() {
-    for (auto& [sql, stmt] : cached_) sqlite3_finalize(stmt);
-  }
-  StatementCache(const StatementCache&) = delete;
-  StatementCache& operator=(const StatementCache&) = delete;
-
-  sqlite3* db() const { return db_; }
-  // Nullptr when the SQL does not compile (sqlite3_errmsg says why).
-  sqlite3_stmt* Get(const char* sql) {
-    auto it = cached_.find(sql);
-    if (it != cached_.end()) return it->second;
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
-      return nullptr;
-    }
-    cached_.emplace(sql, stmt);
-    return stmt;
-  }
-
- private:
-  sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> cached_;
-};
-
-namespace {
-
-// One use of a cached statement: reset and unbound when the scope ends. No two Statements of
-// the same SQL may be alive at once (none are: every use is a short scope).
-class Statement {
- public:
-  Statement(StatementCache& cache, const char* sql) : db_(cache.db()), stmt_(cache.Get(sql)) {
-    if (stmt_ == nullptr) Fail();
-  }
-  ~Statement() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  Statement& Bind(int index, const std::string& value) {
-    sqlite3_bind_text(stmt_, index, value.c_str(), static_cast<int>(value.size()),
-                      SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& Bind(int index, int64_t value) {
-    sqlite3_bind_int64(stmt_, index, value);
-    return *this;
-  }
-  Statement& BindNull(int index) {
-    sqlite3_bind_null(stmt_, index);
-    return *this;
-  }
-  // True while there is a row.
-  bool Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) Fail();
-    return false;
-  }
-  std::string Text(int column) const {
-    auto* text = sqlite3_column_text(stmt_, column);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
-  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-
- private:
-  [[noreturn]] void Fail() {
-    throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// BEGIN IMMEDIATE ... COMMIT, rolled back if the scope ends without Commit(). BEGIN and COMMIT
-// are cached statements too (sqlite3_exec would parse them for every commit).
-class Transaction {
- public:
-  explicit Transaction(StatementCache& statements) : statements_(statements) {
-    Statement(statements_, "BEGIN IMMEDIATE").Step();
-  }
-  ~Transaction() {
-    if (!done_) sqlite3_exec(statements_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void Commit() {
-    Statement(statements_, "COMMIT").Step();
-    done_ = true;
-  }
-
- private:
-  StatementCache& statements_;
-  bool done_ = false;
-};
 
 std::string OwnerClaimOf(const json& properties) { return properties.value("icewarden.owner", ""); }
 
@@ -322,6 +243,13 @@ void CatalogStore::UpsertTableLocked(const TableIdent& table, const std::string&
       .Bind(5, row.epoch_claim)
       .Bind(6, row.main_snapshot_id)
       .Step();
+  // A table that exists again is no longer dropped here (replication must not drop it).
+  Statement undrop(*statements_, "DELETE FROM dropped_tables WHERE namespace = ? AND name = ?");
+  undrop.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
+  NoteChangeLocked(table);
+}
+
+void CatalogStore::NoteChangeLocked(const TableIdent& table) {
   // Bounded: a reader that fell this far behind reads every head instead.
   constexpr std::size_t kChangesKept = 1 << 16;
   if (changes_.size() >= kChangesKept) {
@@ -431,103 +359,6 @@ std::optional<TableHead> CatalogStore::Head(const TableIdent& table) {
                   " FROM tables WHERE namespace = ? AND name = ?");
   if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
   return HeadAt(query, 0, table);
-}
-
-ReplicationPlan CatalogStore::PlanReplication(const TableIdent& table,
-                                              const std::string& replica_location,
-                                              int64_t visible_ms) {
-  std::lock_guard lock(mutex_);
-  ReplicationPlan plan;
-  int64_t after_id = 0;
-  if (!replica_location.empty()) {
-    Statement find(
-        *statements_,
-        "SELECT id FROM metadata_files WHERE namespace = ? AND name = ? AND location = ?");
-    if (!find.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, replica_location).Step()) {
-      plan.kind = ReplicationPlan::Kind::kDiverged;
-      return plan;
-    }
-    after_id = find.Int(0);
-  }
-  Statement newer(*statements_,
-                  "SELECT id, location, committed_ms, metadata FROM metadata_files"
-                  " WHERE namespace = ? AND name = ? AND id > ? ORDER BY id");
-  newer.Bind(1, table.NamespaceKey()).Bind(2, table.name).Bind(3, after_id);
-  std::string target_text;
-  while (newer.Step()) {
-    ++plan.pending;
-    int64_t committed_ms = newer.Int(2);
-    if (committed_ms > visible_ms) {
-      if (plan.first_invisible_ms < 0) plan.first_invisible_ms = committed_ms;
-      continue;
-    }
-    // A file committed later than a still-invisible one cannot be visible before it.
-    if (static_cast<int64_t>(plan.rows.size()) + 1 != plan.pending) continue;
-    plan.rows.push_back({newer.Text(1), committed_ms});
-    target_text = newer.IsNull(3) ? "" : newer.Text(3);
-  }
-  if (plan.rows.empty()) return plan;
-  if (target_text.empty()) {
-    throw std::runtime_error("metadata of " + plan.rows.back().location + " was pruned");
-  }
-  plan.kind = ReplicationPlan::Kind::kCopy;
-  plan.target_metadata = json::parse(target_text);
-  return plan;
-}
-
-StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
-                                            const std::string& expected_location,
-                                            const ReplicationPlan& plan) {
-  const MetadataRow target = RowOf(plan.target_metadata);
-  std::lock_guard lock(mutex_);
-  Transaction transaction(*statements_);
-  Statement current(*statements_,
-                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-  bool exists = current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
-  std::string location = exists ? current.Text(0) : "";
-  if (location != expected_location) return StoreOutcome::kConflict;
-  CopyPlanLocked(table, plan, target);
-  transaction.Commit();
-  return StoreOutcome::kOk;
-}
-
-StoreOutcome CatalogStore::ReseedReplica(const TableIdent& table,
-                                         const std::string& expected_location,
-                                         const ReplicationPlan& plan) {
-  const MetadataRow target = RowOf(plan.target_metadata);
-  std::lock_guard lock(mutex_);
-  Transaction transaction(*statements_);
-  Statement current(*statements_,
-                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-  if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
-    return StoreOutcome::kNotFound;
-  }
-  if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
-  // The divergent files go too: were this region to own the table later, a region still at
-  // one of them must count as diverged from it, not as behind.
-  Statement forget(*statements_, "DELETE FROM metadata_files WHERE namespace = ? AND name = ?");
-  forget.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
-  CopyPlanLocked(table, plan, target);
-  transaction.Commit();
-  return StoreOutcome::kOk;
-}
-
-void CatalogStore::CopyPlanLocked(const TableIdent& table, const ReplicationPlan& plan,
-                                  const MetadataRow& target) {
-  for (size_t depth = 1; depth <= table.ns.size(); ++depth) {
-    std::vector<std::string> levels(table.ns.begin(), table.ns.begin() + depth);
-    std::string key = JoinNamespace(levels, kNamespaceSeparator);
-    if (!NamespaceExistsLocked(key)) {
-      Statement insert(*statements_, "INSERT INTO namespaces (name, properties) VALUES (?, '{}')");
-      insert.Bind(1, key).Step();
-    }
-  }
-  for (size_t i = 0; i < plan.rows.size(); ++i) {
-    bool last = i + 1 == plan.rows.size();
-    InsertFileLocked(table, plan.rows[i].location, plan.rows[i].committed_ms,
-                     last ? &target.text : nullptr);
-  }
-  UpsertTableLocked(table, plan.rows.back().location, target);
 }
 
 std::vector<MetadataFileRow> CatalogStore::MetadataFiles(const TableIdent& table) {

@@ -1,6 +1,9 @@
 // CatalogStore: one region's catalog state in its own SQLite file (DIR/REGION.db): namespaces,
 // the current metadata-location of every table, every metadata file the table has had (the JSON
-// of the newest ones), and finalized responses per Idempotency-Key.
+// of the newest ones), the tables dropped here (tombstones that replication and register read),
+// views (each its current metadata file) and the views dropped here, and finalized responses per
+// Idempotency-Key. Tables: catalog_store.cpp; drops, renames, registers and multi-table swaps:
+// catalog_store_moves.cpp; views: catalog_store_views.cpp.
 //
 // Thread-safety: every method is safe to call from any thread; one mutex serializes access to
 // the connection, and each method is one transaction. Table pointer moves are compare-and-swap
@@ -25,7 +28,8 @@ namespace icewarden::lab {
 
 using nlohmann::json;
 
-enum class StoreOutcome { kOk, kAlreadyExists, kNotFound, kConflict };
+// kNoNamespace: the namespace something was to be put in does not exist.
+enum class StoreOutcome { kOk, kAlreadyExists, kNotFound, kConflict, kNoNamespace };
 
 struct LoadedTable {
   std::string location;
@@ -61,6 +65,35 @@ struct ReplicationPlan {
   int64_t pending = 0;                // owner files newer than the replica's, visible or not
   // The commit time of the oldest file not visible yet (pending > rows.size()), else -1.
   int64_t first_invisible_ms = -1;
+};
+
+// What a region keeps of a table it dropped, or renamed away, until the name is used again.
+struct DroppedTable {
+  std::string location;              // its metadata-location when dropped
+  std::vector<std::string> history;  // every metadata location it had here, oldest first
+  int64_t dropped_ms = 0;
+  bool purged = false;  // purgeRequested or renamed: no metadata kept (register cannot read it)
+};
+
+// One table's pointer move in a multi-table swap (SwapTables).
+struct TableSwap {
+  TableIdent table;
+  std::string expected_location;
+  std::string location;
+  json metadata;
+  std::string text;  // `metadata` serialized
+};
+
+// A view's current metadata file and when it was written (or copied) here.
+struct ViewHead {
+  TableIdent view;
+  std::string location;
+  int64_t committed_ms = 0;
+};
+
+struct DroppedView {
+  std::string location;  // its metadata-location when dropped
+  int64_t dropped_ms = 0;
 };
 
 struct StoredResponse {
@@ -142,6 +175,50 @@ class CatalogStore {
   // One of the table's metadata files, nullopt when unknown here or its JSON is no longer kept.
   std::optional<json> MetadataFile(const TableIdent& table, const std::string& location);
 
+  // Drops the table when its pointer is at `expected_location` (any, when nullopt): its row and
+  // its metadata files go, a tombstone stays (with the current metadata's JSON unless `purge`,
+  // so that register can bring it back). kNotFound, kConflict. `now_ms` is the drop's time (a
+  // replica dropping what its owner dropped passes the owner's).
+  StoreOutcome DropTable(const TableIdent& table,
+                         const std::optional<std::string>& expected_location, bool purge,
+                         int64_t now_ms);
+  std::optional<DroppedTable> Dropped(const TableIdent& table);
+  // Moves `from` with its metadata files to `to` (same metadata-location and history), leaving
+  // a purged tombstone at `from`. kNotFound (no `from`), kNoNamespace (no namespace of `to`),
+  // kAlreadyExists (a table or view named `to`).
+  StoreOutcome RenameTable(const TableIdent& from, const TableIdent& to, int64_t now_ms);
+  // The JSON of a metadata file this region holds: a table's (current or older, while its JSON
+  // is kept) or a table's dropped here without purge, at that location. nullopt otherwise.
+  std::optional<std::string> ReadableMetadata(const std::string& location);
+  // A table at `location` whose history starts there. kNoNamespace; kAlreadyExists unless
+  // `overwrite`, which moves an existing table's pointer to `location` instead.
+  StoreOutcome RegisterTable(const TableIdent& table, const std::string& location,
+                             const json& metadata, std::string text, bool overwrite,
+                             int64_t now_ms);
+  // Every swap or none, in one transaction: kNotFound or kConflict with `*failed` the index of
+  // the first swap whose table is gone or whose pointer moved.
+  StoreOutcome SwapTables(const std::vector<TableSwap>& swaps, int64_t now_ms, std::size_t* failed);
+
+  // Views (catalog_store_views.cpp). A view and a table cannot share a name (kAlreadyExists).
+  std::vector<std::string> ViewNames(const std::vector<std::string>& ns);
+  std::optional<TableText> LoadView(const TableIdent& view);
+  StoreOutcome CreateView(const TableIdent& view, const std::string& location,
+                          const std::string& text, int64_t now_ms);
+  // kNotFound, kConflict (the pointer is not at `expected_location`).
+  StoreOutcome SwapView(const TableIdent& view, const std::string& expected_location,
+                        const std::string& location, const std::string& text, int64_t now_ms);
+  // When its pointer is at `expected_location` (any, when nullopt); leaves a tombstone.
+  StoreOutcome DropView(const TableIdent& view, const std::optional<std::string>& expected_location,
+                        int64_t now_ms);
+  // kNotFound, kNoNamespace, kAlreadyExists as RenameTable.
+  StoreOutcome RenameView(const TableIdent& from, const TableIdent& to, int64_t now_ms);
+  std::vector<ViewHead> ViewHeads();
+  std::optional<DroppedView> DroppedViewOf(const TableIdent& view);
+  // As a replica: puts the owner's file in place when the view's pointer is at
+  // `expected_location` ("" when absent), creating missing namespaces; kConflict otherwise.
+  StoreOutcome CopyView(const TableIdent& view, const std::string& expected_location,
+                        const ViewHead& owner_head, const std::string& text);
+
   std::optional<StoredResponse> FindResponse(const std::string& key, int64_t not_before_ms);
   void RememberResponse(const std::string& key, const StoredResponse& response, int64_t now_ms);
 
@@ -167,6 +244,12 @@ class CatalogStore {
                         const std::string* metadata_text);
   void UpsertTableLocked(const TableIdent& table, const std::string& location,
                          const MetadataRow& row);
+  // Appends to the change log (changes_).
+  void NoteChangeLocked(const TableIdent& table);
+  bool TableExistsLocked(const TableIdent& table);
+  bool ViewExistsLocked(const TableIdent& view);
+  // CopyPlanLocked's and CopyView's: every level of `ns` that is missing, with no properties.
+  void EnsureNamespacesLocked(const std::vector<std::string>& ns);
   // ApplyReplication's and ReseedReplica's copy, once the pointer has been checked.
   void CopyPlanLocked(const TableIdent& table, const ReplicationPlan& plan,
                       const MetadataRow& target);

@@ -220,6 +220,8 @@ void RegionServer::Register(httplib::Server& server) {
     };
     if (route.method == "GET") {
       server.Get(route.pattern, handler);
+    } else if (route.method == "DELETE") {
+      server.Delete(route.pattern, handler);
     } else {
       server.Post(route.pattern, handler);
     }

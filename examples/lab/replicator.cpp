@@ -1,5 +1,6 @@
 #include "examples/lab/replicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -119,7 +120,8 @@ std::optional<int64_t> Replicator::Replicate(const TableIdent& table,
   LabRegion* owner = Find(decision.owner);
   auto owner_head = heads.find(decision.owner);
   // A region down comes back through a pass that reads every head.
-  if (owner == nullptr || !owner->up() || owner_head == heads.end()) return std::nullopt;
+  if (owner == nullptr || !owner->up()) return std::nullopt;
+  if (owner_head == heads.end()) return ReplicateDrop(table, *owner, heads, visible_ms);
   std::optional<int64_t> again;
   auto sooner = [&](int64_t at) { again = again ? std::min(*again, at) : at; };
   for (auto* replica : regions_) {
@@ -135,6 +137,25 @@ std::optional<int64_t> Replicator::Replicate(const TableIdent& table,
     replica->store->ApplyReplication(table, replica_location, plan);
   }
   return again;
+}
+
+std::optional<int64_t> Replicator::ReplicateDrop(const TableIdent& table, LabRegion& owner,
+                                                 const std::map<std::string, TableHead>& heads,
+                                                 int64_t visible_ms) {
+  auto dropped = owner.store->Dropped(table);
+  if (!dropped) return std::nullopt;  // never in the owner: a replica's own table stays
+  if (dropped->dropped_ms > visible_ms) return dropped->dropped_ms + lag_ms_;
+  for (const auto& [region, head] : heads) {
+    LabRegion* replica = Find(region);
+    if (replica == nullptr || replica == &owner || !replica->up()) continue;
+    // Only a copy of what the owner dropped (its pointer in the owner's history): a replica
+    // that diverged keeps its table, as replication never overwrites a divergent one.
+    const auto& history = dropped->history;
+    if (std::find(history.begin(), history.end(), head.location) == history.end()) continue;
+    // A conflict means the replica moved since its head was read: that change is in its log.
+    replica->store->DropTable(table, head.location, dropped->purged, dropped->dropped_ms);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::set<TableIdent>> Replicator::TablesToLookAt(int64_t now) {
@@ -173,6 +194,7 @@ void Replicator::RunOnce() {
   }
   for (const auto& [table, table_heads] : heads)
     if (auto again = Replicate(table, table_heads, visible_ms)) waiting_[table] = *again;
+  ReplicateViews(visible_ms);
   cursors_ = std::move(start.cursors);
   was_up_ = std::move(start.up);
   rules_version_ = start.rules_version;

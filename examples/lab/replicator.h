@@ -1,7 +1,9 @@
 // Replicator: copies every table's commits from its owning region to every other region, each
 // commit becoming visible in a replica `lag_ms` after it was made in the owner (same metadata
 // files, table-uuid, snapshot ids, refs, logs and properties; the table and its namespaces are
-// created in the replica when missing). A replica whose pointer is not in the owner's history
+// created in the replica when missing). A table the owner dropped or renamed away is dropped in
+// the replicas `lag_ms` after (a rename's destination arrives as a new table); views are
+// copied and dropped the same way. A replica whose pointer is not in the owner's history
 // (someone committed there: a rogue writer, a promotion) has diverged; it is reported and never
 // overwritten here (a rewind, see rewind.h, re-seeds it on request). Stopped regions are skipped as
 // sources and as targets, and catch up on restart.
@@ -83,6 +85,17 @@ class Replicator {
   std::optional<int64_t> Replicate(const TableIdent& table,
                                    const std::map<std::string, TableHead>& heads,
                                    int64_t visible_ms);
+  // For a table its owner does not hold: when the owner dropped it (or renamed it away) and the
+  // drop is visible, drops each replica's copy of it (a copy whose pointer is in the owner's
+  // history of the table); returns when to look again, as Replicate does.
+  std::optional<int64_t> ReplicateDrop(const TableIdent& table, LabRegion& owner,
+                                       const std::map<std::string, TableHead>& heads,
+                                       int64_t visible_ms);
+  // Views (view_replication.cpp): every pass reads every region's view heads (views are few;
+  // no change log) and copies each view's current metadata file from its owner (by the
+  // ownership rules on its dotted name) to the replicas once it is `lag_ms` old, and drops a
+  // replica's view the owner dropped once the drop is.
+  void ReplicateViews(int64_t visible_ms);
 
   const std::vector<LabRegion*> regions_;
   Ownership* ownership_;

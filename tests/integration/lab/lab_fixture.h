@@ -37,6 +37,39 @@ inline bool Eventually(const std::function<bool()>& condition,
   return condition();
 }
 
+// A CreateTableRequest (two columns) or a CreateViewRequest (over `sql`) named `name`.
+inline json NewTableRequest(const std::string& name) {
+  return {{"name", name},
+          {"schema",
+           {{"type", "struct"},
+            {"fields", {{{"id", 1}, {"name", "id"}, {"type", "long"}, {"required", true}}}}}}};
+}
+inline json NewViewRequest(const std::string& name, const std::vector<std::string>& ns,
+                           const std::string& sql) {
+  return {{"name", name},
+          {"schema",
+           {{"type", "struct"},
+            {"fields", {{{"id", 1}, {"name", "id"}, {"type", "long"}, {"required", true}}}}}},
+          {"view-version",
+           {{"version-id", 1},
+            {"timestamp-ms", 1700000000000},
+            {"schema-id", 0},
+            {"summary", {{"engine-name", "tests"}}},
+            {"representations", {{{"type", "sql"}, {"sql", sql}, {"dialect", "spark"}}}},
+            {"default-namespace", ns}}},
+          {"properties", {{"comment", "a lab view"}}}};
+}
+
+// The answer is the spec's error model with `code` and `type`.
+inline void ExpectCatalogError(const httplib::Result& result, int code, const std::string& type) {
+  ASSERT_TRUE(result) << "request failed: " << httplib::to_string(result.error());
+  EXPECT_EQ(result->status, code) << result->body;
+  json body = json::parse(result->body, nullptr, false);
+  ASSERT_TRUE(body.is_object()) << result->body;
+  EXPECT_EQ(body["error"]["type"], type) << result->body;
+  EXPECT_EQ(body["error"]["code"], code);
+}
+
 class LabTest : public ::testing::Test {
  protected:
   // Tests that need other options change options_ in their constructor.
