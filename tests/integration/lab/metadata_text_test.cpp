@@ -93,7 +93,10 @@ TEST(LabMetadataText, PropertyCommitWritesWhatApplyCommitWrites) {
 
 TEST(LabMetadataText, MembersOnlyOfCompactText) {
   json metadata = RichMetadata();
-  auto members = TopLevelMembers(metadata.dump());
+  // Kept: the members' values are views into the text (a temporary here dangled: the test
+  // failed or passed depending on what reused the freed buffer).
+  const std::string text = metadata.dump();
+  auto members = TopLevelMembers(text);
   ASSERT_TRUE(members.has_value());
   json rebuilt = json::object();
   for (const auto& member : *members) rebuilt[member.key] = json::parse(member.value);
