@@ -26,6 +26,7 @@ class SkewedDecisionsTest : public SkewedReplicasTest {
     ASSERT_NE(a.find("serving"), std::string::npos) << a;
     const std::string b = Start("replica-b", Skew{"+30s"}, kDeadCatalog, eu);
     ASSERT_NE(b.find("standby"), std::string::npos) << b;
+    ASSERT_NO_FATAL_FAILURE(WaitForATargetHealthy("replica-a"));
   }
 
   // Kills replica-a and waits until replica-b leads.
@@ -38,6 +39,7 @@ class SkewedDecisionsTest : public SkewedReplicasTest {
     auto line = replicas_["replica-b"].process->ReadLine(10s);
     ASSERT_TRUE(line.has_value()) << "replica-b printed nothing when it took over";
     ASSERT_NE(line->find("serving"), std::string::npos) << *line;
+    ASSERT_NO_FATAL_FAILURE(WaitForATargetHealthy("replica-b"));
   }
 
   // A failover of owner:us-east-1 proposed on `replica`; its body.
@@ -68,6 +70,22 @@ class SkewedDecisionsTest : public SkewedReplicasTest {
     return f;
   }
 
+  // Waits (up to 20 s) until `replica` records eu-central-1 healthy, the failovers' target.
+  void WaitForATargetHealthy(const std::string& replica) {
+    std::string seen;
+    const auto stop = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < stop) {
+      json regions = Call(replica, "GET", "/api/v1/regions");
+      seen = regions.dump();
+      const json list = regions.is_object() ? regions.value("regions", json::array()) : regions;
+      if (list.is_array())
+        for (const json& r : list)
+          if (r.value("name", "") == "eu-central-1" && r.value("health", "") == "healthy") return;
+      std::this_thread::sleep_for(200ms);
+    }
+    FAIL() << "eu-central-1 never healthy on " << replica << ": " << seen;
+  }
+
   static json GuardOf(const json& answer, const std::string& guard) {
     for (const json& g : answer.value("guards", json::array()))
       if (g.value("guard", "") == guard) return g;
@@ -92,6 +110,9 @@ TEST_F(SkewedDecisionsTest, ACooldownEndedUnderOneLeaderHoldsUnderALeaderThirtyS
   ASSERT_NO_FATAL_FAILURE(HandOverToTheSkewedReplica());
   json again = Propose("replica-b");
   ASSERT_TRUE(again["failover"].contains("id")) << again.dump(2);
+  const std::int64_t ahead =
+      again["failover"]["created_at_unix_ms"].get<std::int64_t>() - RealNowMs();
+  EXPECT_GT(ahead, 20'000) << "libfaketime did not move replica-b's clock";
   json refused = Approve("replica-b", again, "approver-secret-1");
   EXPECT_EQ(refused["_status"], 409) << "the cooldown was over by the skewed leader's clock:\n"
                                      << refused.dump(2);
@@ -128,12 +149,16 @@ TEST_F(SkewedDecisionsTest, AFirstApprovalStillCountsUnderALeaderThirtySecondsFa
   ASSERT_EQ(first["failover"]["phase"], "proposed") << "one of two";
 
   ASSERT_NO_FATAL_FAILURE(HandOverToTheSkewedReplica());
+  const std::int64_t first_at = first["failover"]["approvals"][0]["at_unix_ms"];
   json second = Approve("replica-b", proposed, "approver-secret-2");
   ASSERT_EQ(second["_status"], 200) << second.dump(2);
   EXPECT_EQ(second["failover"]["phase"], "approved")
       << "abe's approval expired by the skewed leader's clock:\n"
       << second.dump(2);
-  EXPECT_EQ(second["failover"]["approvals"].size(), 2u) << second.dump(2);
+  ASSERT_EQ(second["failover"]["approvals"].size(), 2u) << second.dump(2);
+  const std::int64_t apart =
+      second["failover"]["approvals"][1]["at_unix_ms"].get<std::int64_t>() - first_at;
+  EXPECT_GT(apart, 20'000) << "libfaketime did not move replica-b's clock";
 }
 
 }  // namespace
