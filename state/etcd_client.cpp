@@ -502,6 +502,15 @@ Result<std::int64_t> EtcdClient::LeaseKeepAlive(std::int64_t id) {
   return ttl;
 }
 
+Result<EtcdLeaseTime> EtcdClient::LeaseTimeToLive(std::int64_t id) {
+  auto r = impl_->Call("/v3/lease/timetolive", json{{"ID", std::to_string(id)}}, true);
+  if (!r.ok()) return r.status();
+  // An expired (or unknown) lease answers TTL -1 and no grantedTTL.
+  const std::int64_t ttl = EtcdJsonInt(*r, "TTL");
+  if (ttl <= 0) return Status::NotFound("etcd lease " + std::to_string(id) + " has expired");
+  return EtcdLeaseTime{ttl, EtcdJsonInt(*r, "grantedTTL")};
+}
+
 Status EtcdClient::LeaseRevoke(std::int64_t id) {
   auto r = impl_->Call("/v3/lease/revoke", json{{"ID", std::to_string(id)}}, false);
   return r.ok() ? Status::Ok() : r.status();

@@ -1,5 +1,6 @@
 // EtcdClient: etcd v3 through its JSON gateway (POST /v3/kv/range, /v3/kv/put,
-// /v3/kv/deleterange, /v3/kv/txn, /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke)
+// /v3/kv/deleterange, /v3/kv/txn, /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke,
+// /v3/lease/timetolive)
 // over HTTP/1.1 or HTTPS, synchronously: the first piece of the etcd state backend (issue 12),
 // which calls it from the store's own methods. TLS and the bytes on the wire:
 // etcd_connection.h.
@@ -88,6 +89,12 @@ struct EtcdLease {
   std::int64_t ttl_seconds = 0;
 };
 
+// What /v3/lease/timetolive says of a live lease, by etcd's clock.
+struct EtcdLeaseTime {
+  std::int64_t ttl_seconds = 0;      // left
+  std::int64_t granted_seconds = 0;  // as granted
+};
+
 // TLS to https:// endpoints.
 struct EtcdTlsOptions {
   std::string ca_file;    // PEM: the CA(s) that sign the members' certificates; required
@@ -143,6 +150,9 @@ class EtcdClient {
   // The lease's TTL after the renewal; kNotFound when it has expired or never existed.
   Result<std::int64_t> LeaseKeepAlive(std::int64_t id);
   Status LeaseRevoke(std::int64_t id);
+  // How long the lease has left; kNotFound when it has expired or never existed. A read:
+  // retried once like a range.
+  Result<EtcdLeaseTime> LeaseTimeToLive(std::int64_t id);
 
   // The token this client sends with each request, asking for one first when it has none (or
   // `fresh`): "" when the options name no user or the cluster has auth off. For a stream of

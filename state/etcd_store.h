@@ -11,6 +11,7 @@
 //   webhooks/<key>                      a WebhookDelivery
 //   drills/<id>, drill_slots/<drill>/<slot, 20 digits>, drill_steps/<run>/<step>,
 //   drill_notes/<run>/<seq, 20 digits>  the drill record
+//   timers/<name>                       a store timer: its ttl, on an etcd lease (etcd_timers.cpp)
 // The ownership keys sort as SQLite's (namespace_key, name): the namespace key's separators
 // (0x1F) sort above the 0x00 that ends it.
 //

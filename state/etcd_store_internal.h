@@ -66,6 +66,8 @@ class EtcdStore final : public StateStore, public DrillStore, public PauseStore 
   Status PutPause(const Pause& pause, const AuditEvent& why) override;
   Status DeletePause(const std::string& scope, const AuditEvent& why) override;
   Result<std::vector<Pause>> ListPauses() override;
+  Status StartTimer(const std::string& name, std::chrono::milliseconds ttl) override;
+  Result<std::vector<StoreTimer>> ListTimers(const std::string& prefix) override;
 
   // Two of a txn's operations are the audit event and its counter.
   std::size_t MaxOwnershipBatch() const override { return options_.max_txn_ops - 2; }

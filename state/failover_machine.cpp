@@ -72,14 +72,19 @@ bool ForCurrentPlan(const Failover& f, const Approval& a) {
   return f.plan.plan_hash.empty() || a.plan_hash == f.plan.plan_hash;
 }
 
-// Approvals that still count toward starting the failover at `now`: for the current plan
-// and not expired. Expiry bounds how long a first approval waits for a second one; it
-// never stops a failover that has started.
-int LiveApprovals(const Failover& f, UnixMillis now) {
-  return static_cast<int>(
-      std::count_if(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
-        return ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
-      }));
+// Approvals that still count toward starting the failover: for the current plan and not
+// expired, which the caller says (FailoverInput::live_approvals) from the store's timers, so
+// that no replica's clock is compared with another's stamp. Expiry bounds how long a first
+// approval waits for a second one; it never stops a failover that has started.
+bool Live(const Failover& f, const FailoverInput& in, std::size_t i) {
+  const Approval& a = f.approvals[i];
+  return ForCurrentPlan(f, a) && (a.expires_at == 0 || in.live_approvals.count(i) > 0);
+}
+
+int LiveApprovals(const Failover& f, const FailoverInput& in) {
+  int n = 0;
+  for (std::size_t i = 0; i < f.approvals.size(); ++i) n += Live(f, in, i) ? 1 : 0;
+  return n;
 }
 
 int PlanApprovals(const Failover& f) {
@@ -87,10 +92,10 @@ int PlanApprovals(const Failover& f) {
                                         [&](const Approval& a) { return ForCurrentPlan(f, a); }));
 }
 
-bool HasApproved(const Failover& f, const std::string& who, UnixMillis now) {
-  return std::any_of(f.approvals.begin(), f.approvals.end(), [&](const Approval& a) {
-    return a.by == who && ForCurrentPlan(f, a) && (a.expires_at == 0 || a.expires_at > now);
-  });
+bool HasApproved(const Failover& f, const FailoverInput& in) {
+  for (std::size_t i = 0; i < f.approvals.size(); ++i)
+    if (f.approvals[i].by == in.actor && Live(f, in, i)) return true;
+  return false;
 }
 
 bool Accepts(const FailoverPolicy& policy, FencingKind kind) {
@@ -104,7 +109,7 @@ std::string InputProblem(const Failover& f, const FailoverInput& in, const Failo
   switch (in.event) {
     case E::kApprove:
       if (in.actor.empty()) return "an approval needs the approver's identity";
-      if (f.phase != P::kFenced && HasApproved(f, in.actor, in.at))
+      if (f.phase != P::kFenced && HasApproved(f, in))
         return in.actor + " has already approved " + f.id;
       if (policy.two_person_approval && in.actor == f.proposed_by)
         return "two-person approval: " + in.actor + " proposed " + f.id + " and may not approve it";
@@ -134,9 +139,9 @@ bool GuardHolds(Guard g, const Failover& f, const FailoverInput& in, const Failo
     case Guard::kAlways:
       return true;
     case Guard::kApprovalCompletes:
-      return LiveApprovals(f, in.at) + 1 >= RequiredApprovals(policy);
+      return LiveApprovals(f, in) + 1 >= RequiredApprovals(policy);
     case Guard::kApprovalNeedsAnother:
-      return LiveApprovals(f, in.at) + 1 < RequiredApprovals(policy);
+      return LiveApprovals(f, in) + 1 < RequiredApprovals(policy);
     case Guard::kFencingAccepted:
       return true;  // InputProblem() has checked the input
     case Guard::kApprovedAndFenced:

@@ -17,6 +17,8 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,8 +53,15 @@ struct FailoverInput {
   std::string reason{};  // required for approve, abort and operator fencing confirmations
   FencingKind fencing_kind = FencingKind::kOperator;  // for kConfirmFencing
   UnixMillis at = 0;
-  std::string evidence_json{};         // for kConfirmFencing: what was observed (a JSON object)
-  UnixMillis approval_expires_at = 0;  // for kApprove: 0 never expires
+  std::string evidence_json{};  // for kConfirmFencing: what was observed (a JSON object)
+  // For kApprove: recorded on the new approval for people (Approval::expires_at); 0: never
+  // expires. Never compared with a clock here: see live_approvals.
+  UnixMillis approval_expires_at = 0;
+  // For kApprove: which of current.approvals (by index) still count toward starting the
+  // failover, as the caller learnt from the store's timers (issue 30: the expiry is measured by
+  // the store's one clock, not by comparing expires_at with this replica's). An approval with
+  // expires_at 0 (recorded before approval_ttl existed) counts whether listed or not.
+  std::set<std::size_t> live_approvals{};
 };
 
 struct FailoverPolicy {
@@ -66,6 +75,17 @@ struct FailoverDecision {
   // "fo-1 fenced: operator alice confirmed fencing: us-east-1 catalog powered off"
   std::string reason{};
 };
+
+// The store timer that measures one approval's approval_ttl (StateStore::StartTimer), started
+// before the approval is written: an approval is named by its approver and its `at`, which
+// stay put when other approvals land beside it.
+inline std::string ApprovalTimerName(const std::string& failover_id, const std::string& by,
+                                     UnixMillis at) {
+  return "approval/" + failover_id + "/" + by + "@" + std::to_string(at);
+}
+inline std::string ApprovalTimerPrefix(const std::string& failover_id) {
+  return "approval/" + failover_id + "/";
+}
 
 FailoverDecision ApplyFailoverEvent(const Failover& current, const FailoverInput& input,
                                     const FailoverPolicy& policy);

@@ -16,7 +16,7 @@ struct Migration {
 
 // Append new migrations at the end; never edit one that has shipped, because databases
 // that already ran it will not run it again.
-constexpr std::array<Migration, 7> kMigrations{{
+constexpr std::array<Migration, 8> kMigrations{{
     {1, "regions, ownership, failovers, steps, audit", R"sql(
 CREATE TABLE regions (
   name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -229,6 +229,13 @@ CREATE TABLE pauses (
      R"sql(
 ALTER TABLE audit ADD COLUMN prev_sha256 TEXT NOT NULL DEFAULT '';
 ALTER TABLE audit ADD COLUMN sha256 TEXT NOT NULL DEFAULT '';
+)sql"},
+    {8, "store timers (StateStore::StartTimer): spans measured by this host's clock", R"sql(
+CREATE TABLE timers (
+  name TEXT PRIMARY KEY CHECK (name <> ''),
+  started_at INTEGER NOT NULL,
+  ttl_ms INTEGER NOT NULL CHECK (ttl_ms > 0)
+) WITHOUT ROWID;
 )sql"},
 }};
 

@@ -96,6 +96,8 @@ class SqliteStore final : public StateStore, public DrillStore, public PauseStor
   Status PutPause(const Pause& pause, const AuditEvent& why) override;
   Status DeletePause(const std::string& scope, const AuditEvent& why) override;
   Result<std::vector<Pause>> ListPauses() override;
+  Status StartTimer(const std::string& name, std::chrono::milliseconds ttl) override;
+  Result<std::vector<StoreTimer>> ListTimers(const std::string& prefix) override;
 
  private:
   // The prepared statement for `sql`, compiled on first use and kept for the life of the

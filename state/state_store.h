@@ -54,6 +54,13 @@ struct StoreChange {
   std::string why{};
 };
 
+// A timer the store runs on its own clock (StateStore::StartTimer).
+struct StoreTimer {
+  std::string name{};
+  std::chrono::milliseconds elapsed{0};  // since it was started, by the store's clock
+  std::chrono::milliseconds ttl{0};      // how long it runs, as the store granted it
+};
+
 struct AuditQuery {
   std::int64_t after_seq = 0;  // events with seq > after_seq
   std::size_t limit = 100;
@@ -126,6 +133,23 @@ class StateStore {
   // delivery when both are empty.
   virtual Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
                                                                      const std::string& alert) = 0;
+
+  // ---- Timers ----
+  // A span measured by the store's one clock, never a replica's (issue 30): decisions that
+  // replicas with unequal clocks must agree on (a cooldown's end, an approval's expiry) ask
+  // the store how long ago a timer started instead of comparing a stamp from another
+  // machine's clock with their own. etcd runs it as a lease of `ttl` (whole seconds, rounded
+  // up; etcd resets a lease's TTL when its own leader changes, which only lengthens a timer);
+  // SQLite, one file on one host, by that host's clock.
+  //
+  // Starts the timer `name` for `ttl`; one already running under that name starts again
+  // (elapsed back to 0): a retried write re-puts its timer, which may only lengthen it. Not
+  // audited (a measure, not a record: the write it precedes is audited). kInvalidArgument for
+  // an empty name or a ttl <= 0.
+  virtual Status StartTimer(const std::string& name, std::chrono::milliseconds ttl) = 0;
+  // The timers whose name starts with `prefix` that still run (elapsed < ttl), by name. An
+  // expired timer is gone: it is never listed again.
+  virtual Result<std::vector<StoreTimer>> ListTimers(const std::string& prefix) = 0;
 
   // ---- Limits ----
   // The most changes one CompareAndSetOwnership batch may hold; 0: no limit. (etcd bounds the

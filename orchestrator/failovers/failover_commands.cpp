@@ -98,7 +98,16 @@ CommandOutcome FailoverService::Approve(const Caller& caller, const std::string&
   in.actor = caller.name;
   in.reason = req.reason;
   in.at = d_.clock->Now();
+  // For people: when the approval stops counting, as this replica's clock sees it. What
+  // decides is the approval's store timer, which runs on the store's clock (issue 30).
   in.approval_expires_at = in.at + d_.config->policies.approval_ttl.count();
+  auto live = d_.store->ListTimers(ApprovalTimerPrefix(id));
+  if (!live.ok()) return Refuse(live.status());
+  std::set<std::string> running;
+  for (const StoreTimer& t : *live) running.insert(t.name);
+  for (std::size_t i = 0; i < f.approvals.size(); ++i)
+    if (running.count(ApprovalTimerName(id, f.approvals[i].by, f.approvals[i].at)))
+      in.live_approvals.insert(i);
   // Who may approve is the machine's to say, before any guard: a proposer's own approval
   // under the two-person rule is refused for that, whatever the guards would say.
   if (FailoverDecision pre = ApplyFailoverEvent(f, in, d_.orchestrator->Policy()); !pre.accepted) {
@@ -132,6 +141,12 @@ CommandOutcome FailoverService::Approve(const Caller& caller, const std::string&
   }
 
   const std::string point = reapproval ? "reapproval" : "approval";
+  // The timer before the approval: an approval on record always has one (a crash between
+  // leaves a timer that runs out unused).
+  if (Status s = d_.store->StartTimer(ApprovalTimerName(id, caller.name, in.at),
+                                      d_.config->policies.approval_ttl);
+      !s.ok())
+    return Refuse(s);
   auto d = d_.orchestrator->ApplyToFailover(id, in, caller.source, [&](Failover& next) {
     if (!req.accept_data_loss.empty()) next.accept_data_loss = req.accept_data_loss;
     json checks = json::parse(next.guard_checks_json, nullptr, false);

@@ -257,6 +257,15 @@ Result<FailoverDecision> FailoverRunner::Apply(const std::string& id, const Fail
     with.evidence_json = *evidence;
     return d_.orchestrator->ApplyToFailover(id, with, "executor");
   }
+  const bool ends =
+      (in.event == FailoverEvent::kVerified && f.phase == FailoverPhase::kVerifying) ||
+      (in.event == FailoverEvent::kCompensated && f.phase == FailoverPhase::kCompensating);
+  if (const auto cooldown = d_.service->LongestCooldown(); ends && cooldown.count() > 0) {
+    // The cooldown is measured by the store's clock from here (guards.h): the timer first, so
+    // an end on record always has one; a crash before the end's write leaves a timer that runs
+    // out harmlessly, and a retried end starts it again.
+    if (Status s = d_.store->StartTimer(CooldownTimerName(id), cooldown); !s.ok()) return s;
+  }
   return d_.orchestrator->ApplyToFailover(id, in, "executor");
 }
 

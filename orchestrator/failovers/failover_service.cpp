@@ -139,6 +139,10 @@ Result<GuardSnapshot> FailoverService::Snapshot(const Failover& f) {
     if (std::none_of(s.others.begin(), s.others.end(),
                      [&](const Failover& o) { return o.id == a.id; }))
       s.others.push_back(std::move(a));
+  auto timers = d_.store->ListTimers(kCooldownTimerPrefix);
+  if (!timers.ok()) return timers.status();
+  for (const StoreTimer& t : *timers)
+    s.cooldown_elapsed[t.name.substr(std::string_view(kCooldownTimerPrefix).size())] = t.elapsed;
   s.max_staleness = d_.config->policies.max_staleness;
   s.cooldown = d_.config->policies.cooldown;
   if (const LoadedRoute* route = d_.routes->Named(f.plan.route))
@@ -217,6 +221,13 @@ Result<std::vector<GuardResult>> FailoverService::CurrentGuards(const Failover& 
   auto s = SnapshotWithWaivers(f);
   if (!s.ok()) return s.status();
   return EvaluateGuards(*s);
+}
+
+std::chrono::milliseconds FailoverService::LongestCooldown() const {
+  std::chrono::milliseconds longest = d_.config->policies.cooldown;
+  for (const LoadedRoute& route : d_.routes->routes())
+    longest = std::max(longest, CooldownOf(d_.config->policies.cooldown, route.runbook.guards));
+  return longest;
 }
 
 Status CheckReason(const std::string& what, const std::string& reason, bool required) {

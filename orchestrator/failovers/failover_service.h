@@ -133,6 +133,9 @@ class FailoverService {
   std::optional<std::string> UnreachableEvidence(const Failover& failover, std::string* why);
 
   const Config& config() const { return *d_.config; }
+  // The longest cooldown any route's guards may ask (the policy's, or a runbook's longer
+  // period): the ttl of a failover's cooldown timer, started before its end is written.
+  std::chrono::milliseconds LongestCooldown() const;
   // The route and runbook of a stored failover (by its recorded route name).
   const LoadedRoute* RouteOf(const Failover& failover) const;
   // What the runbook's templates resolve against for this failover: its id, regions, scope,

@@ -181,32 +181,31 @@ GuardResult NoOverlap(const GuardSnapshot& s) {
 }
 
 GuardResult Cooldown(const GuardSnapshot& s) {
-  // The runbook's cooldown may lengthen the policy's: the longer of the two holds.
-  milliseconds wait = s.cooldown;
-  if (const RunbookGuard* g = RunbookGuardOf(s, "cooldown");
-      g && g->params.contains("period") && g->params["period"].is_string()) {
-    if (auto d = ParseParamDuration(g->params["period"].get<std::string>()))
-      wait = std::max(*d, wait);
-  }
+  const milliseconds wait = CooldownOf(s.cooldown, s.runbook_guards);
+  // How long ago a failover ended is the age of its cooldown timer, by the state store's clock
+  // (GuardSnapshot::cooldown_elapsed): the end's updated_at is stamped by whichever replica led
+  // then, and a leader 30 s off moved every cooldown by 30 s (issue 30). One without a running
+  // timer (it ended longer ago than the longest cooldown, or before timers existed) holds
+  // nothing.
   const Failover* last = nullptr;
+  milliseconds since{0};
   for (const Failover& o : s.others) {
     if (o.id == s.failover.id || !IsTerminal(o.phase) || o.phase == FailoverPhase::kAborted)
       continue;
     if (o.ack) continue;
     if (!s.scope_moved_by.count(o.id) && !ScopesOverlap(s.failover, s.scope_tables, o)) continue;
-    if (last == nullptr || o.updated_at > last->updated_at) last = &o;
+    auto timer = s.cooldown_elapsed.find(o.id);
+    if (timer == s.cooldown_elapsed.end() || timer->second >= wait) continue;
+    if (last == nullptr || timer->second < since) {
+      last = &o;
+      since = timer->second;
+    }
   }
-  // The end is stamped by whichever replica led then, on its clock: one ahead of ours puts it in
-  // the future. Time since is never negative, so a cooldown of 0 never holds a failover (a
-  // replica 30 s fast held every promotion after its failovers for 30 s: the chaos run's
-  // "ended -26s ago, inside the cooldown of 0ms"). Within a cooldown, another replica's clock
-  // still moves the end by its error.
-  const long long since = last ? std::max<long long>(0, s.now - last->updated_at) : 0;
-  if (last != nullptr && since < wait.count()) {
+  if (last != nullptr) {
     GuardResult g{"cooldown", false, false,
-                  last->id + " ended " + Ms(milliseconds(since)) + " ago, inside the cooldown of " +
-                      Ms(wait) + " (" + Ms(milliseconds(wait.count() - since)) +
-                      " left); `failover ack " + last->id + "` lifts it"};
+                  last->id + " ended " + Ms(since) +
+                      " ago by the state store's clock, inside the cooldown of " + Ms(wait) + " (" +
+                      Ms(wait - since) + " left); `failover ack " + last->id + "` lifts it"};
     if (!s.waivers.cooldown_override.empty()) {
       g.waived = true;
       g.reason += "; overridden by an admin: " + s.waivers.cooldown_override;
@@ -214,8 +213,7 @@ GuardResult Cooldown(const GuardSnapshot& s) {
     return g;
   }
   return {"cooldown", true, false,
-          last == nullptr ? "no failover of this scope inside the cooldown of " + Ms(wait)
-                          : last->id + " ended more than " + Ms(wait) + " ago"};
+          "no failover of this scope ended inside the cooldown of " + Ms(wait)};
 }
 
 GuardResult Divergence(const GuardSnapshot& s, const LagOfScope& lag) {
@@ -301,6 +299,18 @@ GuardResult BestCandidate(const GuardSnapshot& s, const LagOfScope& lag) {
 }
 
 }  // namespace
+
+milliseconds CooldownOf(milliseconds policy, const std::vector<RunbookGuard>& runbook_guards) {
+  // The runbook's cooldown may lengthen the policy's: the longer of the two holds.
+  milliseconds wait = policy;
+  for (const RunbookGuard& g : runbook_guards) {
+    if (g.kind != "cooldown" || !g.params.contains("period") || !g.params["period"].is_string())
+      continue;
+    if (auto d = ParseParamDuration(g.params["period"].get<std::string>()))
+      wait = std::max(*d, wait);
+  }
+  return wait;
+}
 
 bool ScopesOverlap(const Failover& a, const std::vector<TableIdent>& a_tables, const Failover& b) {
   auto scope = CatalogScope::Parse(b.scope);

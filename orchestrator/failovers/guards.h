@@ -17,7 +17,10 @@
 //                    accept_data_loss with a reason.
 //   no_overlap       no other active failover touches a table of the scope
 //   cooldown         the scope's last failover ended more than `cooldown` ago, or was
-//                    acknowledged; an admin may override with a reason
+//                    acknowledged; an admin may override with a reason. "Ago" is by the
+//                    state store's clock: the age of the failover's cooldown timer
+//                    (StateStore::StartTimer, started just before its end was written), never
+//                    a replica's clock against another's stamp
 //   divergence       the target holds no commit the owner never had (and no other table
 //                    under the same name); the reason names each table and its snapshots.
 //                    Waived only by accept_data_loss with a reason (those commits are lost)
@@ -27,6 +30,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -75,6 +79,9 @@ struct GuardSnapshot {
   std::chrono::milliseconds max_staleness{0};
   std::chrono::milliseconds cooldown{0};
   std::vector<RunbookGuard> runbook_guards{};  // may tighten max_staleness and cooldown
+  // The failovers whose cooldown timer still runs ("cooldown/<id>"), with its age by the
+  // store's clock: what the cooldown guard reads instead of Failover::updated_at.
+  std::map<std::string, std::chrono::milliseconds> cooldown_elapsed{};
   GuardWaivers waivers{};
 };
 
@@ -86,6 +93,19 @@ bool GuardsPass(const std::vector<GuardResult>& results);
 std::string GuardFailures(const std::vector<GuardResult>& results);
 // [{guard, ok, waived, reason}]
 nlohmann::json GuardResultsJson(const std::vector<GuardResult>& results);
+
+// The cooldown a failover of a route waits: the policy's, lengthened by the runbook's cooldown
+// guard (`period`) when it asks for more.
+std::chrono::milliseconds CooldownOf(std::chrono::milliseconds policy,
+                                     const std::vector<RunbookGuard>& runbook_guards);
+
+// The store timer that measures a failover's cooldown: started by the runner just before it
+// writes the failover's end (completed or rolled_back), for the longest cooldown any route may
+// ask, so a crash between the two leaves a timer that runs out harmlessly.
+inline std::string CooldownTimerName(const std::string& failover_id) {
+  return "cooldown/" + failover_id;
+}
+inline constexpr const char* kCooldownTimerPrefix = "cooldown/";
 
 // Whether two failovers' scopes can touch a common table (conservative: owner scopes of the
 // same region, or any pattern matching a table of the other's scope).

@@ -218,4 +218,23 @@ Result<std::vector<WebhookDelivery>> FakeStore::ListWebhookDeliveries(const std:
   return out;
 }
 
+Status FakeStore::StartTimer(const std::string& name, std::chrono::milliseconds ttl) {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  if (name.empty() || ttl.count() <= 0) return Status::InvalidArgument("bad timer " + name);
+  timers_[name] = {clock_.Now(), ttl.count()};
+  return Status::Ok();
+}
+
+Result<std::vector<StoreTimer>> FakeStore::ListTimers(const std::string& prefix) {
+  ICEWARDEN_FAKE_FAIL_IF_ASKED();
+  std::vector<StoreTimer> out;
+  for (const auto& [name, t] : timers_) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::int64_t elapsed = std::max<std::int64_t>(0, clock_.Now() - t.first);
+    if (elapsed >= t.second) continue;
+    out.push_back({name, std::chrono::milliseconds(elapsed), std::chrono::milliseconds(t.second)});
+  }
+  return out;
+}
+
 }  // namespace icewarden::testing

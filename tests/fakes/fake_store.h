@@ -53,6 +53,10 @@ class FakeStore final : public StateStore {
   Result<std::vector<WebhookDelivery>> ListWebhookDeliveries(const std::string& source,
                                                              const std::string& alert) override;
 
+  // Timers run on `clock` (a FakeClock in tests: advance it to let them run).
+  Status StartTimer(const std::string& name, std::chrono::milliseconds ttl) override;
+  Result<std::vector<StoreTimer>> ListTimers(const std::string& prefix) override;
+
  private:
   // (namespace key, name): the (namespace, name) order of ListOwnership.
   using TableKey = std::pair<std::string, std::string>;
@@ -68,7 +72,8 @@ class FakeStore final : public StateStore {
   std::vector<std::string> failover_order_;               // ids in creation order
   std::map<std::string, std::vector<StepRecord>> steps_;  // in first-recorded order
   std::vector<AuditEvent> audit_;
-  std::vector<WebhookDelivery> deliveries_;  // in recorded order
+  std::vector<WebhookDelivery> deliveries_;                            // in recorded order
+  std::map<std::string, std::pair<UnixMillis, std::int64_t>> timers_;  // name -> (start, ttl ms)
 };
 
 }  // namespace icewarden::testing

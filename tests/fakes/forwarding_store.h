@@ -66,6 +66,12 @@ class ForwardingStore : public StateStore {
                                                              const std::string& alert) override {
     return inner_.ListWebhookDeliveries(source, alert);
   }
+  Status StartTimer(const std::string& name, std::chrono::milliseconds ttl) override {
+    return inner_.StartTimer(name, ttl);
+  }
+  Result<std::vector<StoreTimer>> ListTimers(const std::string& prefix) override {
+    return inner_.ListTimers(prefix);
+  }
 
  protected:
   StateStore& inner_;

@@ -156,6 +156,42 @@ TEST(FailoverMachine, TwoPersonApprovalNeedsTwoDistinctPeopleOtherThanThePropose
   EXPECT_EQ(second.next.approvals.size(), 2u);
 }
 
+// Issue 30: whether a first approval still counts is what the caller read from the store's
+// timers (FailoverInput::live_approvals), never expires_at against the input's time: the
+// second approver's replica may run 30 s ahead of (or behind) the first's.
+TEST(FailoverMachine, AnApprovalCountsWhileItsStoreTimerRunsWhateverTheClocksSay) {
+  FailoverPolicy policy{true, {FencingKind::kOperator}};
+  Failover f = Ready(P::kProposed);
+  Approval ada{"ada", "ok", 1'000};
+  ada.expires_at = 2'000;
+  f.approvals.push_back(ada);
+
+  FailoverInput bob{E::kApprove, A::kAdmin, "bob", "ok", FencingKind::kOperator, 1'500};
+  // At 1.5 s, by bob's clock, ada's approval has not "expired", but its timer has run out.
+  auto d = ApplyFailoverEvent(f, bob, policy);
+  ASSERT_TRUE(d.accepted) << d.reason;
+  EXPECT_EQ(d.next.phase, P::kProposed) << "an approval whose timer ran out does not count";
+
+  // At 60 s by bob's clock (far past expires_at) ada's timer still runs: it counts.
+  bob.at = 60'000;
+  bob.live_approvals = {0};
+  d = ApplyFailoverEvent(f, bob, policy);
+  ASSERT_TRUE(d.accepted) << d.reason;
+  EXPECT_EQ(d.next.phase, P::kApproved);
+
+  // Recorded before approval_ttl existed: never expires.
+  f.approvals[0].expires_at = 0;
+  bob.live_approvals.clear();
+  EXPECT_EQ(ApplyFailoverEvent(f, bob, policy).next.phase, P::kApproved);
+
+  // An approver whose own approval ran out may approve again; one whose approval runs may not.
+  FailoverInput ada_again{E::kApprove, A::kApprover, "ada", "ok", FencingKind::kOperator, 1'100};
+  f.approvals[0].expires_at = 2'000;
+  EXPECT_TRUE(ApplyFailoverEvent(f, ada_again, policy).accepted);
+  ada_again.live_approvals = {0};
+  EXPECT_FALSE(ApplyFailoverEvent(f, ada_again, policy).accepted);
+}
+
 TEST(FailoverMachine, OperatorFencingConfirmationNeedsAReasonAndAnAcceptedKind) {
   FailoverInput by_operator{E::kConfirmFencing,        A::kOperator,           "otto",
                             "old catalog powered off", FencingKind::kOperator, 5};
