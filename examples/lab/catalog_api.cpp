@@ -126,8 +126,7 @@ void CatalogApi::ListNamespaces(const httplib::Request& req, httplib::Response& 
   std::vector<std::string> parent =
       SplitNamespace(req.get_param_value("parent"), kNamespaceSeparator);
   if (!parent.empty() && !store_->NamespaceProperties(parent)) {
-    SetErrorResponse(res, 404, "NoSuchNamespaceException",
-                     "Namespace does not exist: " + JoinNamespace(parent, '.'));
+    Send(NoSuchNamespace(parent), res);
     return;
   }
   auto children = store_->ChildNamespaces(parent);
@@ -181,8 +180,7 @@ void CatalogApi::LoadNamespace(const httplib::Request& req, httplib::Response& r
   auto levels = NamespaceParam(req, 1);
   auto properties = store_->NamespaceProperties(levels);
   if (!properties) {
-    SetErrorResponse(res, 404, "NoSuchNamespaceException",
-                     "Namespace does not exist: " + JoinNamespace(levels, '.'));
+    Send(NoSuchNamespace(levels), res);
     return;
   }
   if (req.method == "HEAD") {
@@ -195,19 +193,10 @@ void CatalogApi::LoadNamespace(const httplib::Request& req, httplib::Response& r
 void CatalogApi::ListTables(const httplib::Request& req, httplib::Response& res) {
   auto ns = NamespaceParam(req, 1);
   if (!store_->NamespaceProperties(ns)) {
-    SetErrorResponse(res, 404, "NoSuchNamespaceException",
-                     "Namespace does not exist: " + JoinNamespace(ns, '.'));
+    Send(NoSuchNamespace(ns), res);
     return;
   }
-  auto names = store_->TableNames(ns);
-  size_t begin, end;
-  json next;
-  if (!Page(req, res, names, &begin, &end, &next)) return;
-  json identifiers = json::array();
-  for (size_t i = begin; i < end; ++i) {
-    identifiers.push_back({{"namespace", ns}, {"name", names[i]}});
-  }
-  Send(JsonResponse({{"identifiers", identifiers}, {"next-page-token", next}}), res);
+  SendIdentifiers(req, res, ns, store_->TableNames(ns));
 }
 
 void CatalogApi::CreateTable(const httplib::Request& req, httplib::Response& res) {
@@ -233,8 +222,7 @@ StoredResponse CatalogApi::CreateTableLocked(const std::vector<std::string>& ns,
   std::string metadata_location = NextMetadataLocation(created.metadata, "");
   switch (store_->CreateTable(table, metadata_location, created.metadata, now_ms_())) {
     case StoreOutcome::kNotFound:
-      return ErrorResponse(404, "NoSuchNamespaceException",
-                           "Namespace does not exist: " + JoinNamespace(ns, '.'));
+      return NoSuchNamespace(ns);
     case StoreOutcome::kAlreadyExists:
       return ErrorResponse(409, "AlreadyExistsException",
                            "Table already exists: " + table.Dotted());
@@ -253,7 +241,7 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
   }
   auto location = store_->CurrentLocation(table);
   if (!location) {
-    SetErrorResponse(res, 404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    Send(NoSuchTable(table), res);
     return;
   }
   if (req.method == "HEAD") {
@@ -271,7 +259,7 @@ void CatalogApi::LoadTable(const httplib::Request& req, httplib::Response& res) 
   }
   auto loaded = Metadata(table, *location);
   if (!loaded) {  // dropped in between
-    SetErrorResponse(res, 404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    Send(NoSuchTable(table), res);
     return;
   }
   if (loaded->location != *location) etag = MetadataEtag(loaded->location, refs_only);
@@ -327,7 +315,7 @@ StoredResponse CatalogApi::CommitLocked(const TableIdent& table, const json& req
       return ErrorResponse(406, "UnsupportedOperationException",
                            "staged create transactions are not supported by the lab");
     }
-    return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    return NoSuchTable(table);
   }
   const int64_t now = now_ms_();
   if (ChangesOnlyProperties(request)) return CommitProperties(table, request, *loaded, now);
@@ -391,7 +379,7 @@ StoredResponse CatalogApi::NotApplied(const CommitApplication& applied,
 
 StoredResponse CatalogApi::NotSwapped(StoreOutcome swapped, const TableIdent& table) {
   if (swapped == StoreOutcome::kNotFound) {
-    return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+    return NoSuchTable(table);
   }
   return ErrorResponse(409, "CommitFailedException",
                        "Table " + table.Dotted() + " was changed concurrently");

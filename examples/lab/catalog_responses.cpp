@@ -86,6 +86,43 @@ std::vector<std::string> NamespaceParam(const httplib::Request& req, int index) 
   return SplitNamespace(req.matches[index].str(), kNamespaceSeparator);
 }
 
+StoredResponse NoContent() { return {204, "", ""}; }
+
+StoredResponse NoSuchNamespace(const std::vector<std::string>& ns) {
+  return ErrorResponse(404, "NoSuchNamespaceException",
+                       "Namespace does not exist: " + JoinNamespace(ns, '.'));
+}
+
+StoredResponse NoSuchTable(const TableIdent& table) {
+  return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
+}
+
+bool ParseRename(const httplib::Request& req, httplib::Response& res, const std::string& what,
+                 TableIdent* from, TableIdent* to) {
+  json body;
+  if (!ParseBody(req, res, &body)) return false;
+  if (!ParseIdentifier(body.value("source", json()), from) ||
+      !ParseIdentifier(body.value("destination", json()), to)) {
+    Send(ErrorResponse(400, "BadRequestException",
+                       "source and destination must be " + what + " identifiers"),
+         res);
+    return false;
+  }
+  return true;
+}
+
+void SendIdentifiers(const httplib::Request& req, httplib::Response& res,
+                     const std::vector<std::string>& ns, const std::vector<std::string>& names) {
+  size_t begin, end;
+  json next;
+  if (!Page(req, res, names, &begin, &end, &next)) return;
+  json identifiers = json::array();
+  for (size_t i = begin; i < end; ++i) {
+    identifiers.push_back({{"namespace", ns}, {"name", names[i]}});
+  }
+  Send(JsonResponse({{"identifiers", identifiers}, {"next-page-token", next}}), res);
+}
+
 bool ParseBody(const httplib::Request& req, httplib::Response& res, json* body) {
   *body = json::parse(req.body, nullptr, false);
   if (body->is_discarded() || !body->is_object()) {

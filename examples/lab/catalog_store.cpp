@@ -191,6 +191,10 @@ std::optional<LoadedTable> CatalogStore::LoadTable(const TableIdent& table) {
 
 std::optional<std::string> CatalogStore::CurrentLocation(const TableIdent& table) {
   std::lock_guard lock(mutex_);
+  return CurrentLocationLocked(table);
+}
+
+std::optional<std::string> CatalogStore::CurrentLocationLocked(const TableIdent& table) {
   Statement query(*statements_,
                   "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
   if (!query.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) return std::nullopt;
@@ -316,12 +320,9 @@ StoreOutcome CatalogStore::SwapRow(const TableIdent& table, const std::string& e
                                    int64_t now_ms) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*statements_);
-  Statement current(*statements_,
-                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-  if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
-    return StoreOutcome::kNotFound;
-  }
-  if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
+  const std::optional<std::string> current = CurrentLocationLocked(table);
+  if (!current) return StoreOutcome::kNotFound;
+  if (*current != expected_location) return StoreOutcome::kConflict;
   InsertFileLocked(table, location, now_ms, &row.text);
   UpsertTableLocked(table, location, row);
   transaction.Commit();

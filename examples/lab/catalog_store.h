@@ -244,6 +244,13 @@ class CatalogStore {
                         const std::string* metadata_text);
   void UpsertTableLocked(const TableIdent& table, const std::string& location,
                          const MetadataRow& row);
+  // The table's metadata_location, nullopt when it has none.
+  std::optional<std::string> CurrentLocationLocked(const TableIdent& table);
+  // Its metadata files' locations, oldest first: a tombstone's history.
+  json HistoryLocked(const TableIdent& table);
+  // The tombstone drops and renames leave (dropped_tables); `metadata` null: purged.
+  void TombstoneLocked(const TableIdent& table, const std::string& location, const json& history,
+                       int64_t now_ms, const std::string* metadata);
   // Appends to the change log (changes_).
   void NoteChangeLocked(const TableIdent& table);
   bool TableExistsLocked(const TableIdent& table);

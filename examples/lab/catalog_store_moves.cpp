@@ -29,34 +29,13 @@ StoreOutcome CatalogStore::DropTable(const TableIdent& table,
     if (!purge && !current.IsNull(1)) text = current.Text(1);
   }
   if (expected_location && *expected_location != location) return StoreOutcome::kConflict;
-  json history = json::array();
-  {
-    Statement files(*statements_,
-                    "SELECT location FROM metadata_files WHERE namespace = ? AND name = ?"
-                    " ORDER BY id");
-    files.Bind(1, table.NamespaceKey()).Bind(2, table.name);
-    while (files.Step()) history.push_back(files.Text(0));
-  }
+  const json history = HistoryLocked(table);
   Statement forget_files(*statements_,
                          "DELETE FROM metadata_files WHERE namespace = ? AND name = ?");
   forget_files.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
   Statement forget_table(*statements_, "DELETE FROM tables WHERE namespace = ? AND name = ?");
   forget_table.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
-  Statement tombstone(*statements_,
-                      "INSERT OR REPLACE INTO dropped_tables"
-                      " (namespace, name, location, history, dropped_ms, metadata)"
-                      " VALUES (?, ?, ?, ?, ?, ?)");
-  tombstone.Bind(1, table.NamespaceKey())
-      .Bind(2, table.name)
-      .Bind(3, location)
-      .Bind(4, history.dump())
-      .Bind(5, now_ms);
-  if (text) {
-    tombstone.Bind(6, *text);
-  } else {
-    tombstone.BindNull(6);
-  }
-  tombstone.Step();
+  TombstoneLocked(table, location, history, now_ms, text ? &*text : nullptr);
   NoteChangeLocked(table);
   transaction.Commit();
   return StoreOutcome::kOk;
@@ -80,25 +59,11 @@ StoreOutcome CatalogStore::RenameTable(const TableIdent& from, const TableIdent&
                                        int64_t now_ms) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*statements_);
-  std::string location;
-  {
-    Statement current(*statements_,
-                      "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-    if (!current.Bind(1, from.NamespaceKey()).Bind(2, from.name).Step()) {
-      return StoreOutcome::kNotFound;
-    }
-    location = current.Text(0);
-  }
+  const std::optional<std::string> location = CurrentLocationLocked(from);
+  if (!location) return StoreOutcome::kNotFound;
   if (!NamespaceExistsLocked(to.NamespaceKey())) return StoreOutcome::kNoNamespace;
   if (TableExistsLocked(to) || ViewExistsLocked(to)) return StoreOutcome::kAlreadyExists;
-  json history = json::array();
-  {
-    Statement files(*statements_,
-                    "SELECT location FROM metadata_files WHERE namespace = ? AND name = ?"
-                    " ORDER BY id");
-    files.Bind(1, from.NamespaceKey()).Bind(2, from.name);
-    while (files.Step()) history.push_back(files.Text(0));
-  }
+  const json history = HistoryLocked(from);
   for (const char* sql : {"UPDATE metadata_files SET namespace = ?, name = ?"
                           " WHERE namespace = ? AND name = ?",
                           "UPDATE tables SET namespace = ?, name = ?"
@@ -112,16 +77,7 @@ StoreOutcome CatalogStore::RenameTable(const TableIdent& from, const TableIdent&
   }
   // The source's tombstone: replicas holding it drop their copy, as they get the destination
   // from replication. Purged: the metadata lives on at the destination.
-  Statement tombstone(*statements_,
-                      "INSERT OR REPLACE INTO dropped_tables"
-                      " (namespace, name, location, history, dropped_ms, metadata)"
-                      " VALUES (?, ?, ?, ?, ?, NULL)");
-  tombstone.Bind(1, from.NamespaceKey())
-      .Bind(2, from.name)
-      .Bind(3, location)
-      .Bind(4, history.dump())
-      .Bind(5, now_ms)
-      .Step();
+  TombstoneLocked(from, *location, history, now_ms, nullptr);
   Statement undrop(*statements_, "DELETE FROM dropped_tables WHERE namespace = ? AND name = ?");
   undrop.Bind(1, to.NamespaceKey()).Bind(2, to.name).Step();
   NoteChangeLocked(from);
@@ -166,14 +122,12 @@ StoreOutcome CatalogStore::SwapTables(const std::vector<TableSwap>& swaps, int64
   std::lock_guard lock(mutex_);
   Transaction transaction(*statements_);
   for (std::size_t i = 0; i < swaps.size(); ++i) {
-    Statement current(*statements_,
-                      "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-    const TableIdent& table = swaps[i].table;
-    if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
+    const std::optional<std::string> current = CurrentLocationLocked(swaps[i].table);
+    if (!current) {
       *failed = i;
       return StoreOutcome::kNotFound;  // rolled back: nothing applied
     }
-    if (current.Text(0) != swaps[i].expected_location) {
+    if (*current != swaps[i].expected_location) {
       *failed = i;
       return StoreOutcome::kConflict;
     }
@@ -184,6 +138,36 @@ StoreOutcome CatalogStore::SwapTables(const std::vector<TableSwap>& swaps, int64
   }
   transaction.Commit();
   return StoreOutcome::kOk;
+}
+
+json CatalogStore::HistoryLocked(const TableIdent& table) {
+  json history = json::array();
+  Statement files(*statements_,
+                  "SELECT location FROM metadata_files WHERE namespace = ? AND name = ?"
+                  " ORDER BY id");
+  files.Bind(1, table.NamespaceKey()).Bind(2, table.name);
+  while (files.Step()) history.push_back(files.Text(0));
+  return history;
+}
+
+void CatalogStore::TombstoneLocked(const TableIdent& table, const std::string& location,
+                                   const json& history, int64_t now_ms,
+                                   const std::string* metadata) {
+  Statement tombstone(*statements_,
+                      "INSERT OR REPLACE INTO dropped_tables"
+                      " (namespace, name, location, history, dropped_ms, metadata)"
+                      " VALUES (?, ?, ?, ?, ?, ?)");
+  tombstone.Bind(1, table.NamespaceKey())
+      .Bind(2, table.name)
+      .Bind(3, location)
+      .Bind(4, history.dump())
+      .Bind(5, now_ms);
+  if (metadata) {
+    tombstone.Bind(6, *metadata);
+  } else {
+    tombstone.BindNull(6);
+  }
+  tombstone.Step();
 }
 
 }  // namespace icewarden::lab

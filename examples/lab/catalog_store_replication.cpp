@@ -54,11 +54,9 @@ StoreOutcome CatalogStore::ApplyReplication(const TableIdent& table,
   const MetadataRow target = RowOf(plan.target_metadata);
   std::lock_guard lock(mutex_);
   Transaction transaction(*statements_);
-  Statement current(*statements_,
-                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-  bool exists = current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step();
-  std::string location = exists ? current.Text(0) : "";
-  if (location != expected_location) return StoreOutcome::kConflict;
+  if (CurrentLocationLocked(table).value_or("") != expected_location) {
+    return StoreOutcome::kConflict;
+  }
   CopyPlanLocked(table, plan, target);
   transaction.Commit();
   return StoreOutcome::kOk;
@@ -70,12 +68,9 @@ StoreOutcome CatalogStore::ReseedReplica(const TableIdent& table,
   const MetadataRow target = RowOf(plan.target_metadata);
   std::lock_guard lock(mutex_);
   Transaction transaction(*statements_);
-  Statement current(*statements_,
-                    "SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?");
-  if (!current.Bind(1, table.NamespaceKey()).Bind(2, table.name).Step()) {
-    return StoreOutcome::kNotFound;
-  }
-  if (current.Text(0) != expected_location) return StoreOutcome::kConflict;
+  const std::optional<std::string> current = CurrentLocationLocked(table);
+  if (!current) return StoreOutcome::kNotFound;
+  if (*current != expected_location) return StoreOutcome::kConflict;
   // The divergent files go too: were this region to own the table later, a region still at
   // one of them must count as diverged from it, not as behind.
   Statement forget(*statements_, "DELETE FROM metadata_files WHERE namespace = ? AND name = ?");

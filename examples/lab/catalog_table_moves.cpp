@@ -6,21 +6,6 @@
 #include "examples/lab/table_metadata.h"
 
 namespace icewarden::lab {
-namespace {
-
-StoredResponse NoContent() { return {204, "", ""}; }
-
-StoredResponse NoSuchTable(const TableIdent& table) {
-  return ErrorResponse(404, "NoSuchTableException", "Table does not exist: " + table.Dotted());
-}
-
-StoredResponse NoSuchNamespace(const std::vector<std::string>& ns) {
-  return ErrorResponse(404, "NoSuchNamespaceException",
-                       "Namespace does not exist: " + JoinNamespace(ns, '.'));
-}
-
-}  // namespace
-
 void CatalogApi::DropTable(const httplib::Request& req, httplib::Response& res) {
   TableIdent table{NamespaceParam(req, 1), req.matches[2].str()};
   // purgeRequested: the lab has no data files to delete; a purged drop keeps no metadata, so
@@ -38,16 +23,8 @@ void CatalogApi::DropTable(const httplib::Request& req, httplib::Response& res) 
 }
 
 void CatalogApi::RenameTable(const httplib::Request& req, httplib::Response& res) {
-  json body;
-  if (!ParseBody(req, res, &body)) return;
   TableIdent from, to;
-  if (!ParseIdentifier(body.value("source", json()), &from) ||
-      !ParseIdentifier(body.value("destination", json()), &to)) {
-    Send(ErrorResponse(400, "BadRequestException",
-                       "source and destination must be table identifiers"),
-         res);
-    return;
-  }
+  if (!ParseRename(req, res, "table", &from, &to)) return;
   Send(Idempotent(req.get_header_value("Idempotency-Key"), {from.Dotted(), to.Dotted()}, true,
                   [&] {
                     switch (store_->RenameTable(from, to, now_ms_())) {

@@ -13,11 +13,6 @@ StoredResponse NoSuchView(const TableIdent& view) {
   return ErrorResponse(404, "NoSuchViewException", "View does not exist: " + view.Dotted());
 }
 
-StoredResponse NoViewNamespace(const std::vector<std::string>& ns) {
-  return ErrorResponse(404, "NoSuchNamespaceException",
-                       "Namespace does not exist: " + JoinNamespace(ns, '.'));
-}
-
 // Views and tables share the stripes' names: "view " keeps a view's lock apart from a table's.
 std::string ViewResource(const TableIdent& view) { return "view " + view.Dotted(); }
 
@@ -26,18 +21,10 @@ std::string ViewResource(const TableIdent& view) { return "view " + view.Dotted(
 void CatalogApi::ListViews(const httplib::Request& req, httplib::Response& res) {
   auto ns = NamespaceParam(req, 1);
   if (!store_->NamespaceProperties(ns)) {
-    Send(NoViewNamespace(ns), res);
+    Send(NoSuchNamespace(ns), res);
     return;
   }
-  auto names = store_->ViewNames(ns);
-  size_t begin, end;
-  json next;
-  if (!Page(req, res, names, &begin, &end, &next)) return;
-  json identifiers = json::array();
-  for (size_t i = begin; i < end; ++i) {
-    identifiers.push_back({{"namespace", ns}, {"name", names[i]}});
-  }
-  Send(JsonResponse({{"identifiers", identifiers}, {"next-page-token", next}}), res);
+  SendIdentifiers(req, res, ns, store_->ViewNames(ns));
 }
 
 void CatalogApi::CreateView(const httplib::Request& req, httplib::Response& res) {
@@ -61,7 +48,7 @@ StoredResponse CatalogApi::CreateViewLocked(const std::vector<std::string>& ns, 
   std::string text = created.metadata.dump();
   switch (store_->CreateView(view, metadata_location, text, now)) {
     case StoreOutcome::kNoNamespace:
-      return NoViewNamespace(ns);
+      return NoSuchNamespace(ns);
     case StoreOutcome::kAlreadyExists:
       return ErrorResponse(409, "AlreadyExistsException",
                            "View or table already exists: " + view.Dotted());
@@ -129,22 +116,14 @@ void CatalogApi::DropView(const httplib::Request& req, httplib::Response& res) {
                    if (store_->DropView(view, std::nullopt, now_ms_()) == StoreOutcome::kNotFound) {
                      return NoSuchView(view);
                    }
-                   return {204, "", ""};
+                   return NoContent();
                  }),
       res);
 }
 
 void CatalogApi::RenameView(const httplib::Request& req, httplib::Response& res) {
-  json body;
-  if (!ParseBody(req, res, &body)) return;
   TableIdent from, to;
-  if (!ParseIdentifier(body.value("source", json()), &from) ||
-      !ParseIdentifier(body.value("destination", json()), &to)) {
-    Send(ErrorResponse(400, "BadRequestException",
-                       "source and destination must be view identifiers"),
-         res);
-    return;
-  }
+  if (!ParseRename(req, res, "view", &from, &to)) return;
   Send(Idempotent(req.get_header_value("Idempotency-Key"), {ViewResource(from), ViewResource(to)},
                   true,
                   [&]() -> StoredResponse {
@@ -152,12 +131,12 @@ void CatalogApi::RenameView(const httplib::Request& req, httplib::Response& res)
                       case StoreOutcome::kNotFound:
                         return NoSuchView(from);
                       case StoreOutcome::kNoNamespace:
-                        return NoViewNamespace(to.ns);
+                        return NoSuchNamespace(to.ns);
                       case StoreOutcome::kAlreadyExists:
                         return ErrorResponse(409, "AlreadyExistsException",
                                              "View or table already exists: " + to.Dotted());
                       default:
-                        return {204, "", ""};
+                        return NoContent();
                     }
                   }),
        res);

@@ -338,8 +338,9 @@ void GatewayHandler::AuditRefusal(const ApiRequest& request, const WriteVerdict&
 }
 
 ApiResponse GatewayHandler::Write(const ApiRequest& request, const CatalogRoute& route) {
-  // The rows as the store has them now; a namespace write is decided by the owner of the
-  // tables in it (or of a new table there), with no epoch.
+  // The rows as of the current snapshot (kept or read: WriteAdmission::OwnershipOf); a
+  // namespace write is decided by the owner of the tables in it (or of a new table there), with
+  // no epoch.
   auto read_records = [&]() -> Result<std::vector<TableRecord>> {
     std::vector<TableRecord> records;
     if (!IsTableWrite(route.kind)) {
@@ -397,8 +398,8 @@ ApiResponse GatewayHandler::Write(const ApiRequest& request, const CatalogRoute&
                                         : "a write waited too long for its turn at table ") +
                         route.tables.front().ToString() + " at this gateway; retry shortly");
     }
-    // The turn may have come after ownership moved: decide again on fresh rows, and send only
-    // at the epochs the first decision relied on.
+    // The turn may have come after ownership moved: decide again on the rows as of the
+    // snapshot current now, and send only at the epochs the first decision relied on.
     auto again = read_records();
     if (!again.ok()) return unreadable(again.status());
     WriteVerdict now = admission_.Recheck(ticket, *again);

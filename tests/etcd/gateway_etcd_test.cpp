@@ -1,5 +1,6 @@
-// The gateway on an etcd state store: it learns a failover entering fencing from the store's
-// watch (its poll is set to a minute, so nothing else can explain a refusal within seconds), and
+// The gateway on an etcd state store: it learns a failover entering fencing, and a table's move,
+// from the store's watch (its poll is set to a minute, so nothing else can explain a refusal
+// or a new owner within seconds), and
 // while etcd is down it refuses every commit with 503 and Retry-After instead of guessing.
 #include <gtest/gtest.h>
 
@@ -69,6 +70,41 @@ TEST_F(GatewayOnEtcdTest, AFailoverEnteringFencingIsLearnedThroughTheWatchNotThe
   json c = json::parse(closure->body);
   EXPECT_EQ(c["confirmed"], true) << c.dump();
   EXPECT_EQ(AppendVia(gw, "eu", "orders")->status, 200) << "outside the scope: still open";
+}
+
+// The gateway keeps the ownership rows it read until the store changes (write_admission.h):
+// a move of the table, with the poll a minute away, must reach it through the watch, or its
+// next commit would go to the region the table left.
+TEST_F(GatewayOnEtcdTest, AnOwnershipMoveReachesTheKeptRowsThroughTheWatch) {
+  const std::string gw = StartGateway("gw-us");
+  for (int i = 0; i < 2; ++i) {
+    auto first = AppendVia(gw, "sales", "orders");
+    ASSERT_TRUE(first);
+    ASSERT_EQ(first->status, 200) << first->body;
+    EXPECT_EQ(first->get_header_value("X-Icewarden-Region"), kUs);
+    EXPECT_EQ(first->get_header_value("X-Icewarden-Epoch"), "1");
+  }
+  auto metrics = To(gw)->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->body.find("icewarden_gateway_ownership_reads_total{source=\"kept\"} 0\n"),
+            std::string::npos)
+      << "the second commit's rows came from those kept: " << metrics->body;
+
+  Move("sales.orders", kEu, "fo-1");
+  httplib::Result moved{nullptr, httplib::Error::Unknown};
+  EXPECT_TRUE(Eventually(
+      [&] {
+        moved = AppendVia(gw, "sales", "orders");
+        return moved && moved->status == 200 && moved->get_header_value("X-Icewarden-Epoch") == "2";
+      },
+      10s))
+      << "the gateway kept deciding by the row of epoch 1 (store_poll 60s): "
+      << (moved ? "status " + std::to_string(moved->status) + ", epoch " +
+                      moved->get_header_value("X-Icewarden-Epoch")
+                : std::string("no answer"));
+  if (moved) {
+    EXPECT_EQ(moved->get_header_value("X-Icewarden-Region"), kEu);
+  }
 }
 
 TEST_F(GatewayOnEtcdTest, WhileEtcdIsDownEveryCommitIsRefusedWithRetryAfter) {
